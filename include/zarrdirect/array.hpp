@@ -1,0 +1,114 @@
+// Opening a Zarr array and reading it, whole or a region, into host or CUDA device memory.
+//
+//   auto array = zarrdirect::Array::open("/data/volume.zarr");
+//   auto block = array.read(zarrdirect::parse_region("0:64,:,:", array.metadata().shape));
+//   const auto* voxels = static_cast<const std::uint16_t*>(block.data());   // C order, native
+//
+//   auto on_gpu = array.read({}, zarrdirect::Device::cuda);                  // device memory
+//
+// Reads run on a pool of threads; missing chunks read as the fill value. An Array is cheap to
+// copy and safe to read from several threads at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zarrdirect/dtype.hpp"
+#include "zarrdirect/error.hpp"
+#include "zarrdirect/metadata.hpp"
+#include "zarrdirect/region.hpp"
+#include "zarrdirect/settings.hpp"
+
+namespace zarrdirect {
+
+enum class Device { cpu, cuda };
+std::string_view to_string(Device device);
+
+// Memory owned by a read result: host memory (page-aligned) or device memory (cudaMalloc).
+class Buffer {
+ public:
+  Buffer() = default;
+  static Buffer allocate(Device device, std::size_t nbytes);
+  void* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+  Device device() const { return device_; }
+
+ private:
+  std::shared_ptr<void> data_;
+  std::size_t size_ = 0;
+  Device device_ = Device::cpu;
+};
+
+// Where a read puts its elements. Strides are in bytes, one per dimension of the region read;
+// empty strides mean C-contiguous. The stream is a cudaStream_t: null means the library's own
+// streams, and the read returns only once the data is in place; a caller's stream gets the read's
+// copies and kernels ordered before anything the caller queues on it afterwards.
+struct Destination {
+  void* data = nullptr;
+  std::vector<std::int64_t> byte_strides;
+  Device device = Device::cpu;
+  void* cuda_stream = nullptr;
+};
+
+// What a read did, for the CLI, benchmarks and tests.
+struct ReadStats {
+  std::size_t chunks_total = 0;     // chunk (or inner chunk) positions the region touches
+  std::size_t chunks_missing = 0;   // of those, absent from the store: filled
+  std::uint64_t bytes_read = 0;     // bytes fetched from storage
+  std::uint64_t bytes_out = 0;      // bytes placed in the destination
+  std::string io_path;              // "host", "staged", "gds"
+  unsigned threads = 0;
+};
+
+// An n-d result: C-contiguous elements in native byte order.
+class NDArray {
+ public:
+  NDArray() = default;
+  NDArray(Buffer buffer, std::vector<std::uint64_t> shape, DataType dtype, ReadStats stats)
+      : buffer_(std::move(buffer)), shape_(std::move(shape)), dtype_(dtype), stats_(std::move(stats)) {}
+  void* data() const { return buffer_.data(); }
+  std::size_t nbytes() const { return buffer_.size(); }
+  Device device() const { return buffer_.device(); }
+  const std::vector<std::uint64_t>& shape() const { return shape_; }
+  const DataType& dtype() const { return dtype_; }
+  const ReadStats& stats() const { return stats_; }
+  const Buffer& buffer() const { return buffer_; }
+
+ private:
+  Buffer buffer_;
+  std::vector<std::uint64_t> shape_;
+  DataType dtype_;
+  ReadStats stats_;
+};
+
+class Array {
+ public:
+  // Opens the array in folder `path` (v2 or v3, detected from its metadata file).
+  static Array open(const std::filesystem::path& path);
+
+  const ArrayMetadata& metadata() const;
+  const std::filesystem::path& path() const;
+
+  // Reads `region` (empty: the whole array) into a new buffer on `device`.
+  NDArray read(const Region& region = {}, Device device = Device::cpu,
+               const Settings& settings = Settings::from_environment()) const;
+
+  // Reads `region` into memory the caller owns.
+  ReadStats read_into(const Region& region, const Destination& destination,
+                      const Settings& settings = Settings::from_environment()) const;
+
+  struct Impl;
+
+ private:
+  explicit Array(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const Impl> impl_;
+};
+
+// True when a CUDA device is present and usable from this process.
+bool cuda_available();
+
+}  // namespace zarrdirect

@@ -1,0 +1,39 @@
+// Regions: the box of an array that a read covers.
+//
+// A Region holds one half-open [start, stop) range per dimension. An empty Region means the
+// whole array. Regions are written on the command line NumPy-style: "0:10,:,5:6" (steps are not
+// supported; a bare index "5" keeps the dimension with extent 1).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zarrdirect {
+
+struct Range {
+  std::uint64_t start = 0;
+  std::uint64_t stop = 0;
+  std::uint64_t size() const { return stop - start; }
+  friend bool operator==(const Range&, const Range&) = default;
+};
+
+using Region = std::vector<Range>;
+
+// The whole of an array of this shape.
+Region full_region(std::span<const std::uint64_t> shape);
+
+// Checks `region` against `shape` and returns it with an empty region expanded to the whole
+// array. Throws Error(invalid_argument) naming the dimension when a range is out of bounds.
+Region resolve_region(const Region& region, std::span<const std::uint64_t> shape);
+
+// Parses "0:10,:,5" against `shape`; negative numbers count from the end as in NumPy.
+Region parse_region(std::string_view text, std::span<const std::uint64_t> shape);
+
+std::vector<std::uint64_t> region_shape(const Region& region);
+
+std::string to_string(const Region& region);
+
+}  // namespace zarrdirect

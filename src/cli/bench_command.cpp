@@ -1,0 +1,101 @@
+// `zarrdirect bench PATH`: repeated reads, throughput per run. --cold evicts the array's files
+// from the page cache before each run (posix_fadvise DONTNEED, which needs no privileges; as
+// root it also drops the whole cache).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "zarrdirect/array.hpp"
+
+namespace zarrdirect::cli {
+
+Device parse_device(const std::string& text);
+Settings settings_from(unsigned threads, const std::string& io_path, bool o_direct);
+
+namespace {
+
+void evict_from_page_cache(const std::filesystem::path& root) {
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ::fdatasync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+  if (::geteuid() == 0) {
+    ::sync();
+    std::ofstream("/proc/sys/vm/drop_caches") << "3\n";
+  }
+}
+
+}  // namespace
+
+Run add_bench_command(CLI::App& app) {
+  struct Options {
+    std::string path;
+    std::string region;
+    std::string device = "cpu";
+    unsigned repeat = 5;
+    bool cold = false;
+    unsigned threads = 0;
+    std::string io_path;
+    bool o_direct = false;
+    bool json = false;
+  };
+  auto options = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("bench", "Time repeated reads of an array");
+  sub->add_option("path", options->path, "Array folder")->required();
+  sub->add_option("--region", options->region, "NumPy-style region");
+  sub->add_option("--device", options->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda", "gpu"}));
+  sub->add_option("--repeat", options->repeat, "Runs (default 5)")->check(CLI::Range(1u, 1000u));
+  sub->add_flag("--cold", options->cold, "Evict the array from the page cache before each run");
+  sub->add_option("--threads", options->threads, "Reader threads");
+  sub->add_option("--io-path", options->io_path, "auto, gds or staged")->check(CLI::IsMember({"auto", "gds", "staged"}));
+  sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
+  sub->add_flag("--json", options->json, "One JSON line with every run");
+  return [options]() {
+    Array array = Array::open(options->path);
+    Region region = parse_region(options->region, array.metadata().shape);
+    Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
+    Device device = parse_device(options->device);
+    std::vector<double> rates;
+    ReadStats stats;
+    for (unsigned run = 0; run < options->repeat; ++run) {
+      if (options->cold) evict_from_page_cache(array.path());
+      auto start = std::chrono::steady_clock::now();
+      NDArray result = array.read(region, device, settings);
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      rates.push_back(static_cast<double>(result.nbytes()) / seconds / 1e9);
+      stats = result.stats();
+      if (!options->json)
+        fmt::print("run {}: {:.1f} MiB in {:.2f} ms: {:.2f} GB/s ({} path, {} threads, {} chunks, {} missing)\n", run + 1,
+                   static_cast<double>(result.nbytes()) / (1 << 20), seconds * 1e3, rates.back(), stats.io_path,
+                   stats.threads, stats.chunks_total, stats.chunks_missing);
+    }
+    std::vector<double> sorted = rates;
+    std::sort(sorted.begin(), sorted.end());
+    double median = sorted[sorted.size() / 2];
+    if (options->json) {
+      nlohmann::json doc = {{"path", options->path}, {"device", options->device}, {"cold", options->cold},
+                            {"gbps", rates}, {"median_gbps", median}, {"best_gbps", sorted.back()},
+                            {"io_path", stats.io_path}, {"threads", stats.threads}, {"bytes_read", stats.bytes_read},
+                            {"bytes_out", stats.bytes_out}};
+      fmt::print("{}\n", doc.dump());
+    } else {
+      fmt::print("median {:.2f} GB/s, best {:.2f} GB/s over {} runs ({})\n", median, sorted.back(), rates.size(),
+                 options->cold ? "cold cache" : "warm cache");
+    }
+    return 0;
+  };
+}
+
+}  // namespace zarrdirect::cli

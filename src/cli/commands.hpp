@@ -1,0 +1,19 @@
+// The zarrdirect command-line tool's subcommands. Each registers its options on the CLI11 app
+// and returns the function that runs it.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace zarrdirect::cli {
+
+using Run = std::function<int()>;
+
+Run add_info_command(CLI::App& app);
+Run add_read_command(CLI::App& app);
+Run add_bench_command(CLI::App& app);
+Run add_sample_command(CLI::App& app);
+Run add_demo_command(CLI::App& app);
+
+}  // namespace zarrdirect::cli

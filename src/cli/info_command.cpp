@@ -1,0 +1,100 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/commands.hpp"
+#include "codec/registry.hpp"
+#include "engine/device_info.hpp"
+#include "store/file_store.hpp"
+#include "zarrdirect/array.hpp"
+
+namespace zarrdirect::cli {
+namespace {
+
+struct InfoOptions {
+  std::string path;
+  bool json = false;
+  bool system = false;
+};
+
+bool is_metadata_file(const std::filesystem::path& file) {
+  auto name = file.filename().string();
+  return name == "zarr.json" || name == ".zarray" || name == ".zattrs" || name == ".zgroup" || name == ".zmetadata";
+}
+
+nlohmann::json describe_array(const Array& array) {
+  const auto& m = array.metadata();
+  std::uint64_t stored = 0, bytes = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(array.path(), ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    bytes += it->file_size(ec);
+    if (!is_metadata_file(it->path())) ++stored;
+  }
+  nlohmann::json codecs = nlohmann::json::array();
+  for (const auto& codec : m.codecs) codecs.push_back(codec["name"]);
+  std::uint64_t chunks = m.num_chunks();
+  nlohmann::json doc = {{"path", array.path().string()},
+                        {"zarr_format", m.zarr_format},
+                        {"shape", m.shape},
+                        {"dtype", m.dtype.name()},
+                        {"chunk_shape", m.chunk_shape},
+                        {"codecs", codecs},
+                        {"codec_chain", m.codecs},
+                        {"fill_value", m.fill_value_json},
+                        {"chunks", chunks},
+                        {"chunks_stored", stored},
+                        {"chunks_missing", chunks > stored ? chunks - stored : 0},
+                        {"bytes_on_disk", bytes},
+                        {"bytes_decoded", m.num_elements() * m.dtype.size}};
+  if (!m.dimension_names.empty()) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& name : m.dimension_names) names.push_back(name ? nlohmann::json(*name) : nlohmann::json());
+    doc["dimension_names"] = names;
+  }
+  for (const auto& codec : m.codecs)
+    if (codec["name"] == "sharding_indexed") doc["inner_chunk_shape"] = codec["configuration"]["chunk_shape"];
+  return doc;
+}
+
+void print_array(const nlohmann::json& doc) {
+  fmt::print("path:           {}\n", doc["path"].get<std::string>());
+  fmt::print("format:         zarr v{}\n", doc["zarr_format"].get<int>());
+  fmt::print("shape:          {}\n", doc["shape"].dump());
+  fmt::print("dtype:          {}\n", doc["dtype"].get<std::string>());
+  fmt::print("chunk shape:    {}\n", doc["chunk_shape"].dump());
+  if (doc.contains("inner_chunk_shape")) fmt::print("inner chunks:   {}\n", doc["inner_chunk_shape"].dump());
+  fmt::print("codecs:         {}\n", doc["codec_chain"].dump());
+  fmt::print("fill value:     {}\n", doc["fill_value"].dump());
+  if (doc.contains("dimension_names")) fmt::print("dimensions:     {}\n", doc["dimension_names"].dump());
+  fmt::print("chunks:         {} ({} stored, {} missing)\n", doc["chunks"].get<std::uint64_t>(),
+             doc["chunks_stored"].get<std::uint64_t>(), doc["chunks_missing"].get<std::uint64_t>());
+  fmt::print("bytes on disk:  {}\n", doc["bytes_on_disk"].get<std::uint64_t>());
+  fmt::print("bytes decoded:  {}\n", doc["bytes_decoded"].get<std::uint64_t>());
+}
+
+}  // namespace
+
+Run add_info_command(CLI::App& app) {
+  auto options = std::make_shared<InfoOptions>();
+  auto* sub = app.add_subcommand("info", "Describe an array (or, with --system, this machine's GPU I/O paths)");
+  sub->add_option("path", options->path, "Array folder");
+  sub->add_flag("--json", options->json, "Print JSON");
+  sub->add_flag("--system", options->system, "Show CUDA, GDS and the I/O path reads will take");
+  return [options]() {
+    if (options->system) {
+      auto doc = describe_system();
+      doc["codecs"] = codec::supported_codec_names();
+      if (options->json) fmt::print("{}\n", doc.dump(2));
+      else print_system(doc);
+      return 0;
+    }
+    if (options->path.empty()) throw Error(ErrorKind::invalid_argument, "info: a PATH is required (or --system)");
+    auto doc = describe_array(Array::open(options->path));
+    if (options->json) fmt::print("{}\n", doc.dump(2));
+    else print_array(doc);
+    return 0;
+  };
+}
+
+}  // namespace zarrdirect::cli

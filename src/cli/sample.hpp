@@ -1,0 +1,23 @@
+// The built-in sample: a smooth 3-d uint16 signal with a few bits of noise, like a microscopy
+// volume, so compressors see realistic ratios.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace zarrdirect::cli {
+
+std::vector<std::uint16_t> sample_volume(std::uint64_t nz, std::uint64_t ny, std::uint64_t nx);
+
+// v3 metadata for the sample with the named codec setup: none, zstd, gzip, blosc, sharded.
+nlohmann::json sample_metadata(const std::vector<std::uint64_t>& shape, const std::vector<std::uint64_t>& chunks,
+                               const std::string& codec);
+
+void write_sample(const std::filesystem::path& path, const std::vector<std::uint64_t>& shape,
+                  const std::vector<std::uint64_t>& chunks, const std::string& codec);
+
+}  // namespace zarrdirect::cli

@@ -1,0 +1,135 @@
+// The codec model of Zarr v3, used for v2 arrays too.
+//
+// A chunk is encoded by a chain: zero or more array->array codecs (transpose, v2 filters), exactly
+// one array->bytes codec (bytes, sharding_indexed), zero or more bytes->bytes codecs (compressors,
+// crc32c). Decoding runs the chain backwards. Each codec is *prepared* once per array for the
+// chunk spec it will see, so per-chunk work does no parsing and no allocation beyond the
+// caller's reusable scratch buffers.
+//
+// In memory, arrays between codecs are C-order and in native byte order; only the `bytes` codec
+// deals with the stored byte order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zarrdirect/dtype.hpp"
+#include "zarrdirect/error.hpp"
+
+namespace zarrdirect::codec {
+
+using ByteSpan = std::span<const std::byte>;
+using MutableByteSpan = std::span<std::byte>;
+// A growable buffer reused across chunks by one thread; decode() resizes it, which allocates
+// only while it grows.
+using ByteBuffer = std::vector<std::byte>;
+
+// The array a codec sees: the chunk's shape and element type.
+struct ArraySpec {
+  std::vector<std::uint64_t> shape;
+  DataType dtype;
+  std::vector<std::byte> fill_value;  // one element, native order (sharding fills missing chunks)
+  std::uint64_t num_elements() const;
+  std::uint64_t nbytes() const;  // overflow-checked when the spec is made
+};
+
+class ArrayToArrayCodec {
+ public:
+  virtual ~ArrayToArrayCodec() = default;
+  virtual std::string_view name() const = 0;
+  // The spec of the encoded array this codec produces from its decoded spec.
+  virtual const ArraySpec& encoded_spec() const = 0;
+  // `encoded` holds encoded_spec().nbytes() bytes; `decoded` the decoded spec's nbytes.
+  virtual void decode(ByteSpan encoded, MutableByteSpan decoded) const = 0;
+  virtual void encode(ByteSpan decoded, MutableByteSpan encoded) const = 0;
+};
+
+class ArrayToBytesCodec {
+ public:
+  virtual ~ArrayToBytesCodec() = default;
+  virtual std::string_view name() const = 0;
+  // Fills `decoded` (exactly the decoded spec's nbytes) from the stored bytes.
+  virtual void decode(ByteSpan encoded, MutableByteSpan decoded) const = 0;
+  virtual void encode(ByteSpan decoded, ByteBuffer& encoded) const = 0;
+  // The most bytes a valid encoding of one chunk can take: a bound for bytes->bytes decoders.
+  virtual std::uint64_t max_encoded_size() const = 0;
+  // True when the stored bytes *are* the decoded array (bytes codec in native order).
+  virtual bool is_identity() const { return false; }
+};
+
+class BytesToBytesCodec {
+ public:
+  virtual ~BytesToBytesCodec() = default;
+  virtual std::string_view name() const = 0;
+  // Decodes `encoded` into `decoded` (resized to fit). Producing, or a header claiming, more than
+  // `max_decoded_size` bytes is Error(corrupt_data): decompression bombs stop here, before any
+  // allocation of what they claim.
+  virtual void decode(ByteSpan encoded, ByteBuffer& decoded, std::uint64_t max_decoded_size) const = 0;
+  virtual void encode(ByteSpan decoded, ByteBuffer& encoded) const = 0;
+  // The most bytes encode() can produce from `decoded_size` bytes (for bounds going up a chain).
+  virtual std::uint64_t max_encoded_size(std::uint64_t decoded_size) const = 0;
+};
+
+// Scratch buffers one thread reuses across chunks.
+struct Scratch {
+  ByteBuffer a;
+  ByteBuffer b;
+  ByteBuffer c;
+};
+
+class ShardingCodec;
+
+// A prepared chain for one chunk spec.
+class CodecChain {
+ public:
+  // Builds the chain from a v3 `codecs` list (v2 metadata is converted to this form on parsing).
+  // `where` names the metadata file in errors.
+  static CodecChain create(const nlohmann::json& codecs, const ArraySpec& decoded,
+                           const std::string& where);
+
+  const ArraySpec& decoded_spec() const { return decoded_; }
+
+  // Decodes one stored chunk into `decoded` (decoded_spec().nbytes(), C order, native order).
+  void decode(ByteSpan encoded, MutableByteSpan decoded, Scratch& scratch) const;
+  // Encodes one chunk (C order, native order); used by tests, fuzz seeds and the sample writer.
+  ByteBuffer encode(ByteSpan decoded) const;
+
+  // True when stored bytes equal decoded bytes: the reader may place file bytes directly.
+  bool is_identity() const;
+  // The most bytes a valid stored chunk can take.
+  std::uint64_t max_encoded_size() const;
+  // The sharding codec when the chain is exactly [sharding_indexed] (partial reads possible).
+  const ShardingCodec* sole_sharding_codec() const;
+
+  const std::vector<std::unique_ptr<ArrayToArrayCodec>>& array_to_array() const { return a2a_; }
+  const ArrayToBytesCodec& array_to_bytes() const { return *a2b_; }
+  const std::vector<std::unique_ptr<BytesToBytesCodec>>& bytes_to_bytes() const { return b2b_; }
+
+ private:
+  ArraySpec decoded_;
+  std::vector<std::unique_ptr<ArrayToArrayCodec>> a2a_;
+  std::shared_ptr<ArrayToBytesCodec> a2b_;
+  std::vector<std::unique_ptr<BytesToBytesCodec>> b2b_;
+};
+
+// Helpers for codec implementations.
+[[noreturn]] void throw_corrupt(std::string_view codec, const std::string& message);
+[[noreturn]] void throw_bad_config(std::string_view codec, const std::string& message);
+
+// Reads a configuration member, failing with the codec and field named when it is missing or of
+// the wrong type.
+const nlohmann::json& require_member(const nlohmann::json& config, std::string_view codec,
+                                     std::string_view field);
+std::int64_t require_integer(const nlohmann::json& config, std::string_view codec,
+                             std::string_view field);
+std::string require_string(const nlohmann::json& config, std::string_view codec,
+                           std::string_view field);
+
+}  // namespace zarrdirect::codec

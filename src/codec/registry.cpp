@@ -1,0 +1,93 @@
+#include "codec/registry.hpp"
+
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "codec/bytes_codec.hpp"
+#include "codec/crc32c.hpp"
+#include "codec/sharding.hpp"
+#include "codec/transpose.hpp"
+
+namespace zarrdirect::codec {
+namespace {
+
+using A2AFactory = std::function<std::unique_ptr<ArrayToArrayCodec>(const nlohmann::json&, const ArraySpec&)>;
+using A2BFactory = std::function<std::shared_ptr<ArrayToBytesCodec>(const nlohmann::json&, const ArraySpec&)>;
+using B2BFactory = std::function<std::unique_ptr<BytesToBytesCodec>(const nlohmann::json&, const ArraySpec&)>;
+
+struct Registry {
+  std::map<std::string, A2AFactory, std::less<>> array_to_array;
+  std::map<std::string, A2BFactory, std::less<>> array_to_bytes;
+  std::map<std::string, B2BFactory, std::less<>> bytes_to_bytes;
+};
+
+const Registry& registry() {
+  static const Registry instance = [] {
+    Registry r;
+    r.array_to_array["transpose"] = make_transpose_codec;
+    r.array_to_bytes["bytes"] = make_bytes_codec;
+    r.array_to_bytes["sharding_indexed"] = make_sharding_codec;
+    r.bytes_to_bytes["crc32c"] = make_crc32c_codec;
+    // Compressors and v2 filters register here (codec issue).
+    return r;
+  }();
+  return instance;
+}
+
+// Codecs that would run arbitrary code or produce non-numeric data: refused by name.
+bool is_refused(std::string_view name) {
+  return name == "numcodecs.pickle" || name == "numcodecs.json" || name == "numcodecs.json2" ||
+         name == "numcodecs.msgpack" || name == "numcodecs.msgpack2" || name == "numcodecs.categorize" ||
+         name.starts_with("numcodecs.vlen");
+}
+
+[[noreturn]] void unsupported(std::string_view name) {
+  if (is_refused(name))
+    throw Error(ErrorKind::unsupported,
+                fmt::format("codec {} is refused: it decodes to Python objects, which zarrdirect never runs", name));
+  throw Error(ErrorKind::unsupported, fmt::format("unsupported codec {}", name));
+}
+
+}  // namespace
+
+CodecKind codec_kind(std::string_view name) {
+  const auto& r = registry();
+  if (r.array_to_array.contains(name)) return CodecKind::array_to_array;
+  if (r.array_to_bytes.contains(name)) return CodecKind::array_to_bytes;
+  if (r.bytes_to_bytes.contains(name)) return CodecKind::bytes_to_bytes;
+  unsupported(name);
+}
+
+std::unique_ptr<ArrayToArrayCodec> make_array_to_array(std::string_view name, const nlohmann::json& configuration,
+                                                       const ArraySpec& decoded) {
+  auto it = registry().array_to_array.find(name);
+  if (it == registry().array_to_array.end()) unsupported(name);
+  return it->second(configuration, decoded);
+}
+
+std::shared_ptr<ArrayToBytesCodec> make_array_to_bytes(std::string_view name, const nlohmann::json& configuration,
+                                                       const ArraySpec& decoded) {
+  auto it = registry().array_to_bytes.find(name);
+  if (it == registry().array_to_bytes.end()) unsupported(name);
+  return it->second(configuration, decoded);
+}
+
+std::unique_ptr<BytesToBytesCodec> make_bytes_to_bytes(std::string_view name, const nlohmann::json& configuration,
+                                                       const ArraySpec& decoded) {
+  auto it = registry().bytes_to_bytes.find(name);
+  if (it == registry().bytes_to_bytes.end()) unsupported(name);
+  return it->second(configuration, decoded);
+}
+
+std::vector<std::string> supported_codec_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, _] : registry().array_to_array) names.push_back(name);
+  for (const auto& [name, _] : registry().array_to_bytes) names.push_back(name);
+  for (const auto& [name, _] : registry().bytes_to_bytes) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace zarrdirect::codec

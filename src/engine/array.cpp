@@ -1,0 +1,87 @@
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "engine/array_state.hpp"
+#include "engine/device_read.hpp"
+#include "engine/host_sink.hpp"
+#include "engine/reader.hpp"
+
+namespace zarrdirect {
+
+std::string_view to_string(Device device) { return device == Device::cuda ? "cuda" : "cpu"; }
+
+Buffer Buffer::allocate(Device device, std::size_t nbytes) {
+  Buffer buffer;
+  buffer.size_ = nbytes;
+  buffer.device_ = device;
+  if (device == Device::cuda) {
+    buffer.data_ = allocate_device_memory(nbytes);
+    return buffer;
+  }
+  // Page-aligned so that O_DIRECT reads may land straight in it.
+  std::size_t rounded = (std::max<std::size_t>(nbytes, 1) + 4095) / 4096 * 4096;
+  void* data = std::aligned_alloc(4096, rounded);
+  if (!data) throw Error(ErrorKind::io, fmt::format("cannot allocate {} bytes of host memory", nbytes));
+  buffer.data_ = std::shared_ptr<void>(data, [](void* p) { std::free(p); });
+  return buffer;
+}
+
+std::shared_ptr<const Array::Impl> Array::Impl::create(const std::filesystem::path& path, ArrayMetadata metadata) {
+  auto impl = std::make_shared<Impl>();
+  impl->path = path;
+  impl->store = std::make_unique<FileStore>(path);
+  codec::ArraySpec chunk_spec{metadata.chunk_shape, metadata.dtype, metadata.fill_value};
+  std::string where = (path / (metadata.zarr_format == 3 ? "zarr.json" : ".zarray")).string();
+  impl->chain = codec::CodecChain::create(metadata.codecs, chunk_spec, where);
+  impl->sharding = impl->chain.sole_sharding_codec();
+  impl->metadata = std::move(metadata);
+  return impl;
+}
+
+Array Array::open(const std::filesystem::path& path) { return Array(Impl::create(path, read_array_metadata(path))); }
+
+const ArrayMetadata& Array::metadata() const { return impl_->metadata; }
+const std::filesystem::path& Array::path() const { return impl_->path; }
+
+NDArray Array::read(const Region& region, Device device, const Settings& settings) const {
+  Region resolved = resolve_region(region, impl_->metadata.shape);
+  auto shape = region_shape(resolved);
+  std::uint64_t count = 1;
+  for (auto extent : shape) count *= extent;
+  Buffer buffer = Buffer::allocate(device, static_cast<std::size_t>(count * impl_->metadata.dtype.size));
+  Destination destination{buffer.data(), {}, device, nullptr};
+  ReadStats stats = read_into(resolved, destination, settings);
+  return NDArray(std::move(buffer), std::move(shape), impl_->metadata.dtype, std::move(stats));
+}
+
+ReadStats Array::read_into(const Region& region, const Destination& destination, const Settings& settings) const {
+  const auto& metadata = impl_->metadata;
+  Region resolved = resolve_region(region, metadata.shape);
+  auto shape = region_shape(resolved);
+  if (!destination.data && !shape.empty()) {
+    bool empty = std::any_of(shape.begin(), shape.end(), [](std::uint64_t e) { return e == 0; });
+    if (!empty) throw Error(ErrorKind::invalid_argument, "read_into: destination data is null");
+  }
+  DestinationLayout layout =
+      DestinationLayout::contiguous(static_cast<std::byte*>(destination.data), shape, metadata.dtype.size);
+  if (!destination.byte_strides.empty()) {
+    if (destination.byte_strides.size() != shape.size())
+      throw Error(ErrorKind::invalid_argument, fmt::format("read_into: {} strides given for a {}-d region",
+                                                           destination.byte_strides.size(), shape.size()));
+    std::copy(destination.byte_strides.begin(), destination.byte_strides.end(), layout.byte_strides.begin());
+  }
+  ReadStats stats;
+  if (destination.device == Device::cuda) {
+    stats = read_to_device(*impl_, resolved, layout, destination.cuda_stream, settings);
+  } else {
+    HostSink sink(layout, metadata.fill_value);
+    stats = run_read(*impl_, resolved, sink, settings);
+  }
+  stats.bytes_out = layout.element_size;
+  for (auto extent : shape) stats.bytes_out *= extent;
+  return stats;
+}
+
+}  // namespace zarrdirect

@@ -1,0 +1,24 @@
+// What an open Array holds: its metadata, its store and its prepared codec chain.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "codec/codec.hpp"
+#include "codec/sharding.hpp"
+#include "store/file_store.hpp"
+#include "zarrdirect/array.hpp"
+
+namespace zarrdirect {
+
+struct Array::Impl {
+  std::filesystem::path path;
+  ArrayMetadata metadata;
+  std::unique_ptr<FileStore> store;
+  codec::CodecChain chain;                              // prepared for one (outer) chunk
+  const codec::ShardingCodec* sharding = nullptr;       // set when partial shard reads apply
+
+  static std::shared_ptr<const Impl> create(const std::filesystem::path& path, ArrayMetadata metadata);
+};
+
+}  // namespace zarrdirect

@@ -1,0 +1,50 @@
+// Where the reader's decoded chunks go: host memory, or device memory through staging.
+//
+// The reader (reader.cpp) is the same for every destination: worker threads open chunk files,
+// read them, decode them into a buffer the sink hands out, and ask the sink to place them. A sink
+// owns the per-worker staging and whatever ordering (streams, events) placing needs.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "engine/layout.hpp"
+
+namespace zarrdirect {
+
+class StoreFile;
+
+class ChunkSink {
+ public:
+  virtual ~ChunkSink() = default;
+  virtual std::string_view name() const = 0;
+
+  // Called once before the workers start. `max_chunk_bytes` is the largest decoded chunk.
+  virtual void start(unsigned workers, std::size_t max_chunk_bytes) = 0;
+
+  // A buffer of at least `nbytes` that worker `worker` reads or decodes its next chunk into.
+  // Page-aligned (O_DIRECT reads land in it), valid until the worker's next call to staging().
+  virtual std::span<std::byte> staging(unsigned worker, std::size_t nbytes) = 0;
+
+  // Places a decoded chunk (C order, box.chunk_shape), held in this worker's staging buffer.
+  virtual void place(unsigned worker, std::span<const std::byte> chunk, const ChunkBox& box) = 0;
+
+  // Writes the fill value over the box (a missing chunk).
+  virtual void fill(unsigned worker, const ChunkBox& box) = 0;
+
+  // Host memory the whole chunk can be read into directly, when the box is the whole chunk and
+  // lands contiguously; empty otherwise.
+  virtual std::span<std::byte> direct_target(const ChunkBox&) { return {}; }
+
+  // Reads an uncompressed chunk file straight to its place without host staging (GDS); false
+  // when this sink cannot, and the reader then stages it.
+  virtual bool read_file_direct(unsigned /*worker*/, const StoreFile& /*file*/, const ChunkBox& /*box*/) {
+    return false;
+  }
+
+  // Waits for everything placed to be in the destination. Called once, also after a failure.
+  virtual void finish() = 0;
+};
+
+}  // namespace zarrdirect

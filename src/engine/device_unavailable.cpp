@@ -1,0 +1,47 @@
+// Built when CUDA is not: device reads fail with one clear message.
+#include "engine/device_read.hpp"
+
+namespace zarrdirect {
+namespace {
+[[noreturn]] void no_cuda() {
+  throw Error(ErrorKind::unsupported, "GPU reads are not available: this build of zarrdirect has no CUDA support");
+}
+}  // namespace
+
+std::shared_ptr<void> allocate_device_memory(std::size_t) { no_cuda(); }
+
+ReadStats read_to_device(const Array::Impl&, const Region&, const DestinationLayout&, void*, const Settings&) {
+  no_cuda();
+}
+
+bool cuda_available() { return false; }
+
+}  // namespace zarrdirect
+
+#include "engine/device_info.hpp"
+
+namespace zarrdirect {
+
+nlohmann::json describe_system() {
+  return {{"cuda_built", false},
+          {"cuda_devices", 0},
+          {"io_path", "host"},
+          {"io_path_reason", "this build has no CUDA support: reads go to host memory"}};
+}
+
+}  // namespace zarrdirect
+
+#include <cstring>
+
+#include "engine/device_copy.hpp"
+
+namespace zarrdirect {
+
+std::vector<std::byte> copy_to_host(const NDArray& array) {
+  if (array.device() == Device::cuda) no_cuda();
+  std::vector<std::byte> bytes(array.nbytes());
+  if (!bytes.empty()) std::memcpy(bytes.data(), array.data(), bytes.size());
+  return bytes;
+}
+
+}  // namespace zarrdirect

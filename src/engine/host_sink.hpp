@@ -1,0 +1,33 @@
+// The sink for host destinations: chunks are decoded into per-worker buffers and copied into
+// place, or read straight into the destination when they land there contiguously.
+#pragma once
+
+#include <vector>
+
+#include "engine/chunk_sink.hpp"
+
+namespace zarrdirect {
+
+class HostSink final : public ChunkSink {
+ public:
+  HostSink(const DestinationLayout& destination, std::span<const std::byte> fill_value);
+  ~HostSink() override;
+  std::string_view name() const override { return "host"; }
+  void start(unsigned workers, std::size_t max_chunk_bytes) override;
+  std::span<std::byte> staging(unsigned worker, std::size_t nbytes) override;
+  void place(unsigned worker, std::span<const std::byte> chunk, const ChunkBox& box) override;
+  void fill(unsigned worker, const ChunkBox& box) override;
+  std::span<std::byte> direct_target(const ChunkBox& box) override;
+  void finish() override {}
+
+ private:
+  struct AlignedBuffer {
+    std::byte* data = nullptr;
+    std::size_t capacity = 0;
+  };
+  DestinationLayout destination_;
+  std::vector<std::byte> fill_value_;
+  std::vector<AlignedBuffer> buffers_;
+};
+
+}  // namespace zarrdirect

@@ -1,0 +1,12 @@
+#include <fmt/format.h>
+
+#include "engine/device_info.hpp"
+
+namespace zarrdirect {
+
+void print_system(const nlohmann::json& doc) {
+  for (const auto& [key, value] : doc.items())
+    fmt::print("{:<16}{}\n", key + ":", value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+}  // namespace zarrdirect

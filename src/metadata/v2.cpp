@@ -1,0 +1,104 @@
+// Zarr v2 array metadata (.zarray + .zattrs), converted to the v3 codec model:
+//   order 'F'   -> transpose with the dimensions reversed (the chunk is stored column-major)
+//   filters     -> numcodecs.<id> array->array codecs, in the order the metadata lists them
+//   byte order  -> the bytes codec's endian, taken from the innermost encoded dtype
+//   compressor  -> numcodecs.<id> bytes->bytes codec
+#include <fmt/format.h>
+
+#include "metadata/fill_value.hpp"
+#include "metadata/json_fields.hpp"
+#include "metadata/validate.hpp"
+#include "zarrdirect/error.hpp"
+#include "zarrdirect/metadata.hpp"
+
+namespace zarrdirect {
+namespace {
+
+// {"id": "zlib", "level": 1} -> {"name": "numcodecs.zlib", "configuration": {"level": 1}}
+nlohmann::json numcodecs_entry(const nlohmann::json& spec, std::string_view field, const std::string& where) {
+  if (!spec.is_object()) throw_invalid_field(where, field, "must be an object with \"id\"");
+  auto id = parse_string(required_field(spec, "id", where), fmt::format("{}.id", field), where);
+  nlohmann::json configuration = spec;
+  configuration.erase("id");
+  return {{"name", "numcodecs." + id}, {"configuration", configuration}};
+}
+
+std::string_view endian_name(ByteOrder order) { return order == ByteOrder::big ? "big" : "little"; }
+
+}  // namespace
+
+ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann::json& attrs,
+                                      const std::string& where) {
+  const auto& format = required_field(doc, "zarr_format", where);
+  if (!format.is_number_integer() || format.get<std::int64_t>() != 2)
+    throw_invalid_field(where, "zarr_format", fmt::format("is {}, expected 2", format.dump()));
+
+  ArrayMetadata metadata;
+  metadata.zarr_format = 2;
+  metadata.shape = parse_extent_list(required_field(doc, "shape", where), "shape", where, false);
+  metadata.chunk_shape = parse_extent_list(required_field(doc, "chunks", where), "chunks", where, true);
+
+  const auto& dtype_field = required_field(doc, "dtype", where);
+  if (!dtype_field.is_string())
+    throw Error(ErrorKind::unsupported, fmt::format("{}: dtype {}: structured dtypes are not supported", where,
+                                                    dtype_field.dump()));
+  TypestrParts dtype;
+  try {
+    dtype = parse_numpy_typestr(dtype_field.get<std::string>());
+  } catch (const Error& e) {
+    throw e.with_context(where);
+  }
+  metadata.dtype = dtype.type;
+
+  metadata.fill_value_json = doc.contains("fill_value") ? doc["fill_value"] : nlohmann::json();
+  metadata.fill_value = parse_fill_value(metadata.fill_value_json, metadata.dtype, FillValueDialect::v2, where);
+
+  std::string order = "C";
+  if (auto it = doc.find("order"); it != doc.end()) order = parse_string(*it, "order", where);
+  if (order != "C" && order != "F") throw_invalid_field(where, "order", "must be \"C\" or \"F\"");
+
+  char separator = '.';
+  if (auto it = doc.find("dimension_separator"); it != doc.end() && !it->is_null()) {
+    auto text = parse_string(*it, "dimension_separator", where);
+    if (text != "." && text != "/") throw_invalid_field(where, "dimension_separator", "must be \".\" or \"/\"");
+    separator = text[0];
+  }
+  metadata.chunk_key_encoding = {ChunkKeyEncoding::Kind::v2, separator};
+
+  if (order == "F" && metadata.shape.size() > 1) {
+    nlohmann::json reversed = nlohmann::json::array();
+    for (std::size_t d = metadata.shape.size(); d-- > 0;) reversed.push_back(d);
+    metadata.codecs.push_back({{"name", "transpose"}, {"configuration", {{"order", reversed}}}});
+  }
+
+  // The bytes on disk hold the innermost filter's encoded type; its byte order is the one to undo.
+  ByteOrder stored_order = dtype.order;
+  if (auto it = doc.find("filters"); it != doc.end() && !it->is_null()) {
+    if (!it->is_array()) throw_invalid_field(where, "filters", "must be null or a list");
+    for (const auto& filter : *it) {
+      metadata.codecs.push_back(numcodecs_entry(filter, "filters[]", where));
+      for (const char* key : {"astype", "encode_dtype"}) {
+        auto found = filter.find(key);
+        if (found == filter.end()) continue;
+        if (!found->is_string()) throw_invalid_field(where, fmt::format("filters[].{}", key), "must be a dtype string");
+        try {
+          stored_order = parse_numpy_typestr(found->get<std::string>()).order;
+        } catch (const Error& e) {
+          throw e.with_context(where);
+        }
+      }
+    }
+  }
+  nlohmann::json bytes = {{"name", "bytes"}, {"configuration", nlohmann::json::object()}};
+  if (stored_order != ByteOrder::not_applicable) bytes["configuration"]["endian"] = endian_name(stored_order);
+  metadata.codecs.push_back(bytes);
+
+  if (auto it = doc.find("compressor"); it != doc.end() && !it->is_null())
+    metadata.codecs.push_back(numcodecs_entry(*it, "compressor", where));
+
+  if (attrs.is_object()) metadata.attributes = attrs;
+  validate_array_metadata(metadata, where);
+  return metadata;
+}
+
+}  // namespace zarrdirect

@@ -1,0 +1,35 @@
+#include "metadata/validate.hpp"
+
+#include <fmt/format.h>
+
+#include "metadata/json_fields.hpp"
+#include "util/checked_math.hpp"
+#include "zarrdirect/error.hpp"
+
+namespace zarrdirect {
+
+void validate_array_metadata(const ArrayMetadata& metadata, const std::string& where) {
+  const std::string_view chunk_field = metadata.zarr_format == 3 ? "chunk_shape" : "chunks";
+  if (metadata.chunk_shape.size() != metadata.shape.size())
+    throw_invalid_field(where, chunk_field,
+                        fmt::format("has {} dimensions, shape has {}", metadata.chunk_shape.size(),
+                                    metadata.shape.size()));
+  auto elements = checked_product(metadata.shape);
+  if (!elements || !checked_mul(*elements, metadata.dtype.size))
+    throw_invalid_field(where, "shape", "describes more bytes than 64 bits can count");
+  auto chunk_elements = checked_product(metadata.chunk_shape);
+  auto chunk_bytes = chunk_elements ? checked_mul(*chunk_elements, metadata.dtype.size) : std::nullopt;
+  if (!chunk_bytes) throw_invalid_field(where, chunk_field, "describes a chunk whose size overflows 64 bits");
+  if (*chunk_bytes > kMaxChunkBytes)
+    throw Error(ErrorKind::unsupported,
+                fmt::format("{}: field \"{}\" describes {} byte chunks; zarrdirect reads chunks of at most {} bytes",
+                            where, chunk_field, *chunk_bytes, kMaxChunkBytes));
+  if (metadata.fill_value.size() != metadata.dtype.size)
+    throw_invalid_field(where, "fill_value", "does not match the data type's size");
+  if (!metadata.dimension_names.empty() && metadata.dimension_names.size() != metadata.shape.size())
+    throw_invalid_field(where, "dimension_names",
+                        fmt::format("has {} names, shape has {} dimensions", metadata.dimension_names.size(),
+                                    metadata.shape.size()));
+}
+
+}  // namespace zarrdirect

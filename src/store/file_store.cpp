@@ -1,0 +1,152 @@
+#include "store/file_store.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "zarrdirect/error.hpp"
+
+namespace zarrdirect {
+
+StoreFile::StoreFile(StoreFile&& other) noexcept
+    : io_(other.io_), fd_(std::exchange(other.fd_, -1)), size_(other.size_), path_(std::move(other.path_)) {}
+
+StoreFile& StoreFile::operator=(StoreFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) io_->close(fd_);
+    io_ = other.io_;
+    fd_ = std::exchange(other.fd_, -1);
+    size_ = other.size_;
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+StoreFile::~StoreFile() {
+  if (fd_ >= 0) io_->close(fd_);
+}
+
+void StoreFile::read_exact(std::uint64_t offset, std::span<std::byte> buffer) const {
+  std::size_t got = read_fully_at(*io_, fd_, buffer, offset, path_);
+  if (got != buffer.size())
+    throw Error(ErrorKind::corrupt_data,
+                fmt::format("{}: expected {} bytes at offset {}, the file ends after {}", path_, buffer.size(),
+                            offset, offset + got));
+}
+
+std::size_t StoreFile::read_all(std::span<std::byte> buffer) const {
+  if (size_ > buffer.size())
+    throw Error(ErrorKind::corrupt_data,
+                fmt::format("{}: file is {} bytes, more than the {} it may hold", path_, size_, buffer.size()));
+  std::size_t got = read_fully_at(*io_, fd_, buffer.first(static_cast<std::size_t>(size_)), 0, path_);
+  if (got != size_)
+    throw Error(ErrorKind::corrupt_data,
+                fmt::format("{}: file shrank from {} to {} bytes while being read", path_, size_, got));
+  return got;
+}
+
+FileStore::FileStore(const std::filesystem::path& root, FileIo& io) : root_(root), io_(&io) {
+  root_fd_ = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd_ < 0)
+    throw Error(ErrorKind::io, fmt::format("{}: cannot open folder: {}", root.string(), std::strerror(errno)));
+}
+
+FileStore::~FileStore() {
+  if (root_fd_ >= 0) ::close(root_fd_);
+}
+
+void FileStore::check_key(std::string_view key) {
+  auto refuse = [&](std::string_view why) {
+    std::string printable;
+    for (char c : key) printable += (c == '\0') ? std::string("\\0") : std::string(1, c);
+    throw Error(ErrorKind::invalid_argument, fmt::format("key \"{}\" {}", printable, why));
+  };
+  if (key.empty()) refuse("is empty");
+  if (key.front() == '/') refuse("is absolute: keys stay inside the array folder");
+  if (key.find('\0') != std::string_view::npos) refuse("contains a NUL byte");
+  if (key.find('\\') != std::string_view::npos) refuse("contains a backslash");
+  std::size_t start = 0;
+  while (start <= key.size()) {
+    auto end = key.find('/', start);
+    if (end == std::string_view::npos) end = key.size();
+    auto segment = key.substr(start, end - start);
+    if (segment.empty()) refuse("has an empty path segment");
+    if (segment == "." || segment == "..") refuse("would leave the array folder");
+    start = end + 1;
+  }
+}
+
+std::optional<StoreFile> FileStore::open(std::string_view key, bool o_direct) const {
+  check_key(key);
+  std::string relative(key);
+  std::string path = (root_ / relative).string();
+  int flags = O_RDONLY | (o_direct ? O_DIRECT : 0);
+  int fd = io_->open_beneath(root_fd_, relative.c_str(), flags);
+  if (fd < 0 && o_direct && errno == EINVAL) fd = io_->open_beneath(root_fd_, relative.c_str(), O_RDONLY);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    if (errno == EXDEV || errno == ELOOP)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("{}: resolves outside the array folder (a link out of it?): refused", path));
+    throw Error(ErrorKind::io, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  struct stat info {};
+  if (io_->fstat(fd, &info) != 0) {
+    int saved = errno;
+    io_->close(fd);
+    throw Error(ErrorKind::io, fmt::format("{}: cannot stat: {}", path, std::strerror(saved)));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    io_->close(fd);
+    throw Error(ErrorKind::corrupt_data, fmt::format("{}: is not a regular file", path));
+  }
+  return StoreFile(*io_, fd, static_cast<std::uint64_t>(info.st_size), std::move(path));
+}
+
+std::optional<std::vector<std::byte>> FileStore::read(std::string_view key, std::uint64_t max_size) const {
+  auto file = open(key);
+  if (!file) return std::nullopt;
+  if (file->size() > max_size)
+    throw Error(ErrorKind::corrupt_data,
+                fmt::format("{}: file is {} bytes, more than the {} allowed", file->path(), file->size(), max_size));
+  std::vector<std::byte> bytes(static_cast<std::size_t>(file->size()));
+  file->read_all(bytes);
+  return bytes;
+}
+
+bool FileStore::exists(std::string_view key) const {
+  check_key(key);
+  std::error_code ec;
+  return std::filesystem::exists(root_ / std::string(key), ec);
+}
+
+std::vector<std::string> FileStore::list(std::string_view key) const {
+  if (!key.empty()) check_key(key);
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root_ / std::string(key), ec))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+FileStore::Usage FileStore::usage() const {
+  Usage usage;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(root_, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) {
+      ++usage.files;
+      usage.bytes += it->file_size(ec);
+    }
+  }
+  return usage;
+}
+
+}  // namespace zarrdirect

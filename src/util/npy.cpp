@@ -1,0 +1,92 @@
+#include "util/npy.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "codec/transpose.hpp"
+#include "zarrdirect/error.hpp"
+
+namespace zarrdirect {
+
+void write_npy(const std::filesystem::path& path, const DataType& dtype, std::span<const std::uint64_t> shape,
+               std::span<const std::byte> data) {
+  // NumPy's tuple syntax: "()", "(5,)", "(2, 3)".
+  std::string shape_text = shape.size() == 1 ? fmt::format("({},)", shape[0]) : fmt::format("({})", fmt::join(shape, ", "));
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
+                                   dtype.numpy_typestr(), shape_text);
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to a multiple of 64.
+  std::size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(ErrorKind::io, fmt::format("{}: cannot create", path.string()));
+  const char magic[] = "\x93NUMPY\x01\x00";
+  out.write(magic, 8);
+  auto length = static_cast<std::uint16_t>(header.size());
+  char length_bytes[2] = {static_cast<char>(length & 0xff), static_cast<char>(length >> 8)};
+  out.write(length_bytes, 2);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  if (!out) throw Error(ErrorKind::io, fmt::format("{}: write failed", path.string()));
+}
+
+NpyArray read_npy(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::io, fmt::format("{}: cannot open", path.string()));
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto bad = [&](const std::string& why) -> NpyArray {
+    throw Error(ErrorKind::corrupt_data, fmt::format("{}: not a .npy file: {}", path.string(), why));
+  };
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) return bad("no magic");
+  std::size_t header_length, header_start;
+  if (bytes[6] == 1) {
+    header_length = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    header_start = 10;
+  } else {
+    if (bytes.size() < 12) return bad("short header");
+    header_length = 0;
+    for (int i = 3; i >= 0; --i) header_length = (header_length << 8) | static_cast<unsigned char>(bytes[8 + i]);
+    header_start = 12;
+  }
+  if (header_start + header_length > bytes.size()) return bad("header runs past the end");
+  std::string header(bytes.data() + header_start, header_length);
+  std::smatch match;
+  NpyArray array;
+  if (!std::regex_search(header, match, std::regex("'descr':\\s*'([^']+)'"))) return bad("no descr");
+  auto typestr = parse_numpy_typestr(match[1].str());
+  array.dtype = typestr.type;
+  array.order = typestr.order == ByteOrder::not_applicable ? native_byte_order() : typestr.order;
+  array.fortran_order = header.find("'fortran_order': True") != std::string::npos;
+  if (!std::regex_search(header, match, std::regex("'shape':\\s*\\(([^)]*)\\)"))) return bad("no shape");
+  std::string shape_text = match[1].str();
+  std::regex number("\\d+");
+  for (auto it = std::sregex_iterator(shape_text.begin(), shape_text.end(), number); it != std::sregex_iterator(); ++it)
+    array.shape.push_back(std::stoull(it->str()));
+  std::uint64_t count = 1;
+  for (auto extent : array.shape) count *= extent;
+  std::size_t data_start = header_start + header_length;
+  if (bytes.size() - data_start != count * array.dtype.size) return bad("data size does not match the shape");
+  array.data.resize(bytes.size() - data_start);
+  std::memcpy(array.data.data(), bytes.data() + data_start, array.data.size());
+  return array;
+}
+
+std::vector<std::byte> NpyArray::native_c_order() const {
+  std::vector<std::byte> out = data;
+  if (order != native_byte_order()) byteswap_in_place(out.data(), out.size() / dtype.size, dtype);
+  if (fortran_order && shape.size() > 1) {
+    std::vector<std::uint64_t> reversed(shape.rbegin(), shape.rend());
+    std::vector<std::size_t> order_axes;
+    for (std::size_t d = shape.size(); d-- > 0;) order_axes.push_back(d);
+    std::vector<std::byte> c_order(out.size());
+    codec::permute_axes(out.data(), reversed, order_axes, dtype.size, c_order.data());
+    return c_order;
+  }
+  return out;
+}
+
+}  // namespace zarrdirect
