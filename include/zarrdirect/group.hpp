@@ -7,9 +7,15 @@
 //
 // OME-Zarr 0.4 keeps "multiscales" in a v2 group's .zattrs; 0.5 keeps it under
 // "attributes"."ome" of a v3 group's zarr.json. Both are read.
+//
+// Consolidated metadata (v2: .zmetadata at the group root; v3: "consolidated_metadata" inside the
+// group's zarr.json) is used when present: members and their array metadata then come from that
+// one document instead of a directory listing and a file per member, which is what makes wide
+// hierarchies cheap to inspect. Chunk data is always read from the member's own folder.
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +26,14 @@
 
 namespace zarrdirect {
 
+enum class NodeType { array, group };
+std::string_view to_string(NodeType type);
+
+struct GroupMember {
+  std::string name;
+  NodeType type = NodeType::array;
+};
+
 // A group folder: its attributes and members.
 class Group {
  public:
@@ -27,15 +41,32 @@ class Group {
   const std::filesystem::path& path() const { return path_; }
   int zarr_format() const { return zarr_format_; }
   const nlohmann::json& attributes() const { return attributes_; }
+  // True when members and their metadata come from consolidated metadata.
+  bool consolidated() const { return consolidated_ != nullptr; }
+
   // Names of the arrays and groups directly inside, sorted ("0", "labels", ...).
   std::vector<std::string> members() const;
+  // The same, each with whether it is an array or a group.
+  std::vector<GroupMember> member_nodes() const;
+  // Whether `relative` names an array or a group below this one; nullopt when it is neither.
+  std::optional<NodeType> node_type(const std::string& relative) const;
+
   // Opens the array at `relative` ("0", "scale0/image"), which must stay inside the group.
   Array open_array(const std::string& relative) const;
+  // Opens the group at `relative`, sharing this group's consolidated metadata.
+  Group open_group(const std::string& relative) const;
+  // The metadata of the array at `relative`, from consolidated metadata when the group has it
+  // (no file of the member is read), else from the member's own metadata file.
+  ArrayMetadata array_metadata(const std::string& relative) const;
+
+  struct Consolidated;  // the parsed consolidated document, shared by a group and its subgroups
 
  private:
   std::filesystem::path path_;
   int zarr_format_ = 3;
   nlohmann::json attributes_ = nlohmann::json::object();
+  std::shared_ptr<const Consolidated> consolidated_;
+  std::string prefix_;  // this group's key inside consolidated_: "" at its root, else "a/b/"
 };
 
 struct MultiscaleAxis {
@@ -52,7 +83,8 @@ struct MultiscaleLevel {
 
 class Multiscale {
  public:
-  // Opens the first multiscale image of the group at `path`.
+  // Opens the first multiscale image of the group at `path`. A group without "multiscales" is
+  // Error(invalid_metadata).
   static Multiscale open(const std::filesystem::path& path);
   const Group& group() const { return group_; }
   const std::string& version() const { return version_; }
@@ -61,8 +93,12 @@ class Multiscale {
   const std::vector<MultiscaleLevel>& levels() const { return levels_; }
   std::filesystem::path level_path(std::size_t level) const;
   Array open_level(std::size_t level) const;
+  // The level's array metadata (shape, dtype, ...), from consolidated metadata when present.
+  ArrayMetadata level_metadata(std::size_t level) const;
 
  private:
+  const MultiscaleLevel& level_at(std::size_t level) const;
+
   Group group_;
   std::string version_;
   std::string name_;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/open_target.hpp"
 #include "zarrdirect/array.hpp"
 
 namespace zarrdirect::cli {
@@ -50,6 +51,7 @@ Run add_bench_command(CLI::App& app) {
     std::string io_path;
     bool o_direct = false;
     bool json = false;
+    std::optional<std::size_t> level;
   };
   auto options = std::make_shared<Options>();
   auto* sub = app.add_subcommand("bench", "Time repeated reads of an array");
@@ -62,8 +64,9 @@ Run add_bench_command(CLI::App& app) {
   sub->add_option("--io-path", options->io_path, "auto, gds or staged")->check(CLI::IsMember({"auto", "gds", "staged"}));
   sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
   sub->add_flag("--json", options->json, "One JSON line with every run");
+  sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group");
   return [options]() {
-    Array array = Array::open(options->path);
+    Array array = open_target(options->path, options->level);
     Region region = parse_region(options->region, array.metadata().shape);
     Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
     Device device = parse_device(options->device);

@@ -1,3 +1,5 @@
+#include <fstream>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -6,6 +8,7 @@
 #include "engine/device_info.hpp"
 #include "store/file_store.hpp"
 #include "zarrdirect/array.hpp"
+#include "zarrdirect/group.hpp"
 
 namespace zarrdirect::cli {
 namespace {
@@ -73,6 +76,52 @@ void print_array(const nlohmann::json& doc) {
   fmt::print("bytes decoded:  {}\n", doc["bytes_decoded"].get<std::uint64_t>());
 }
 
+// A group: its members and, for an OME-Zarr image, the pyramid.
+nlohmann::json describe_group(const std::string& path) {
+  Group group = Group::open(path);
+  nlohmann::json doc = {{"path", path}, {"node_type", "group"}, {"zarr_format", group.zarr_format()},
+                        {"members", group.members()}};
+  try {
+    Multiscale image = Multiscale::open(path);
+    nlohmann::json levels = nlohmann::json::array();
+    for (std::size_t i = 0; i < image.levels().size(); ++i) {
+      Array level = image.open_level(i);
+      levels.push_back({{"level", i}, {"path", image.levels()[i].path}, {"shape", level.metadata().shape},
+                        {"chunk_shape", level.metadata().chunk_shape}, {"dtype", level.metadata().dtype.name()},
+                        {"scale", image.levels()[i].scale}, {"translation", image.levels()[i].translation}});
+    }
+    nlohmann::json axes = nlohmann::json::array();
+    for (const auto& axis : image.axes()) axes.push_back({{"name", axis.name}, {"type", axis.type}, {"unit", axis.unit}});
+    doc["multiscale"] = {{"version", image.version()}, {"name", image.name()}, {"axes", axes}, {"levels", levels}};
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::invalid_metadata) throw;  // a plain group: no pyramid to show
+  }
+  return doc;
+}
+
+void print_group(const nlohmann::json& doc) {
+  fmt::print("path:           {}\n", doc["path"].get<std::string>());
+  fmt::print("group:          zarr v{}, members {}\n", doc["zarr_format"].get<int>(), doc["members"].dump());
+  if (!doc.contains("multiscale")) return;
+  const auto& image = doc["multiscale"];
+  std::string axes;
+  for (const auto& axis : image["axes"]) axes += axis["name"].get<std::string>() + " ";
+  fmt::print("OME-Zarr:       version {}, axes {}\n", image["version"].get<std::string>(), axes);
+  for (const auto& level : image["levels"])
+    fmt::print("  level {}: {:<6} shape {} chunks {} {} scale {}\n", level["level"].get<int>(),
+               level["path"].get<std::string>(), level["shape"].dump(), level["chunk_shape"].dump(),
+               level["dtype"].get<std::string>(), level["scale"].dump());
+}
+
+bool is_group(const std::string& path) {
+  std::filesystem::path p(path);
+  if (std::filesystem::exists(p / ".zgroup") && !std::filesystem::exists(p / ".zarray")) return true;
+  if (!std::filesystem::exists(p / "zarr.json")) return false;
+  std::ifstream in(p / "zarr.json");
+  auto doc = nlohmann::json::parse(in, nullptr, false);
+  return doc.is_object() && doc.value("node_type", "") == "group";
+}
+
 }  // namespace
 
 Run add_info_command(CLI::App& app) {
@@ -90,6 +139,12 @@ Run add_info_command(CLI::App& app) {
       return 0;
     }
     if (options->path.empty()) throw Error(ErrorKind::invalid_argument, "info: a PATH is required (or --system)");
+    if (is_group(options->path)) {
+      auto doc = describe_group(options->path);
+      if (options->json) fmt::print("{}\n", doc.dump(2));
+      else print_group(doc);
+      return 0;
+    }
     auto doc = describe_array(Array::open(options->path));
     if (options->json) fmt::print("{}\n", doc.dump(2));
     else print_array(doc);

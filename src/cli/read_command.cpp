@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/open_target.hpp"
 #include "cli/progress.hpp"
 #include "engine/device_copy.hpp"
 #include "util/npy.hpp"
@@ -22,6 +23,7 @@ struct ReadOptions {
   std::string io_path;
   bool o_direct = false;
   bool quiet = false;
+  std::optional<std::size_t> level;
 };
 
 }  // namespace
@@ -51,8 +53,9 @@ Run add_read_command(CLI::App& app) {
   sub->add_option("--io-path", options->io_path, "auto, gds or staged")->check(CLI::IsMember({"auto", "gds", "staged"}));
   sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
   sub->add_flag("--quiet,-q", options->quiet, "No progress display");
+  sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group (0: full resolution)");
   return [options]() {
-    Array array = Array::open(options->path);
+    Array array = open_target(options->path, options->level);
     Region region = parse_region(options->region, array.metadata().shape);
     Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
     Device device = parse_device(options->device);

@@ -1,7 +1,11 @@
 #include "store/array_writer.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -40,12 +44,12 @@ void write_array(const std::filesystem::path& path, const nlohmann::json& metada
   auto chain = codec::CodecChain::create(metadata.codecs, spec, metadata_name);
   const std::size_t rank = metadata.rank();
   const std::size_t element = metadata.dtype.size;
-  std::vector<std::byte> chunk(static_cast<std::size_t>(metadata.chunk_nbytes()));
   auto grid = metadata.chunk_grid_shape();
   const std::uint64_t chunk_count = metadata.num_chunks();
   // The whole array as a "chunk" to gather from, through the same box copy the reader uses.
   DestinationLayout source_layout = DestinationLayout::contiguous(const_cast<std::byte*>(data.data()), metadata.shape, element);
-  for (std::uint64_t linear = 0; linear < chunk_count; ++linear) {
+
+  auto write_chunk = [&](std::uint64_t linear, std::vector<std::byte>& chunk) {
     std::vector<std::uint64_t> coords(rank);
     std::uint64_t rest = linear;
     for (std::size_t d = rank; d-- > 0;) {
@@ -70,11 +74,34 @@ void write_array(const std::filesystem::path& path, const nlohmann::json& metada
       bool all_fill = true;
       for (std::size_t i = 0; i < chunk.size() && all_fill; i += element)
         all_fill = std::equal(metadata.fill_value.begin(), metadata.fill_value.end(), chunk.begin() + static_cast<std::ptrdiff_t>(i));
-      if (all_fill) continue;
+      if (all_fill) return;
     }
     auto encoded = chain.encode(chunk);
     write_file(path / metadata.chunk_key_encoding.key(coords), encoded);
-  }
+  };
+
+  // Chunks are independent: encode and write them on all cores.
+  std::atomic<std::uint64_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    std::vector<std::byte> chunk(static_cast<std::size_t>(metadata.chunk_nbytes()));
+    for (std::uint64_t linear = next++; linear < chunk_count; linear = next++) {
+      try {
+        write_chunk(linear, chunk);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = chunk_count;
+      }
+    }
+  };
+  unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 32u));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace zarrdirect

@@ -1,0 +1,120 @@
+// The bound the GPU benchmark measures zarrdirect against: the simplest loop that moves whole
+// chunk files to the GPU. N threads each take files from a shared list, open and pread each one
+// whole into their own pinned buffer, and issue an async host-to-device copy of it into one
+// device buffer (each file to its own offset, no placement). Two pinned buffers per thread let a
+// read overlap the previous copy.
+//
+//   bare_loop [--threads N] [--repeat R] [--cold] FOLDER
+#include <cuda_runtime.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace {
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    fmt::print(stderr, "bare_loop: {}: {}\n", what, cudaGetErrorString(status));
+    std::exit(1);
+  }
+}
+
+struct ChunkFile {
+  std::string path;
+  std::size_t size;
+  std::size_t device_offset;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  unsigned threads = 16, repeat = 3;
+  bool cold = false;
+  std::string folder;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--threads" && i + 1 < argc) threads = static_cast<unsigned>(std::stoul(argv[++i]));
+    else if (arg == "--repeat" && i + 1 < argc) repeat = static_cast<unsigned>(std::stoul(argv[++i]));
+    else if (arg == "--cold") cold = true;
+    else folder = arg;
+  }
+  if (folder.empty()) {
+    fmt::print(stderr, "usage: bare_loop [--threads N] [--repeat R] [--cold] FOLDER\n");
+    return 2;
+  }
+  std::vector<ChunkFile> files;
+  std::size_t total = 0, largest = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+    if (!entry.is_regular_file()) continue;
+    auto name = entry.path().filename().string();
+    if (name == "zarr.json" || name.starts_with(".z")) continue;
+    std::size_t size = entry.file_size();
+    files.push_back({entry.path().string(), size, total});
+    total += size;
+    largest = std::max(largest, size);
+  }
+  void* device = nullptr;
+  check(cudaMalloc(&device, total), "cudaMalloc");
+  struct Worker {
+    cudaStream_t stream;
+    void* pinned[2];
+    cudaEvent_t done[2];
+  };
+  std::vector<Worker> workers(threads);
+  for (auto& w : workers) {
+    check(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking), "stream");
+    for (int s = 0; s < 2; ++s) {
+      check(cudaHostAlloc(&w.pinned[s], largest, cudaHostAllocDefault), "cudaHostAlloc");
+      check(cudaEventCreateWithFlags(&w.done[s], cudaEventDisableTiming), "event");
+    }
+  }
+  for (unsigned run = 0; run < repeat; ++run) {
+    if (cold) {
+      ::sync();
+      std::ofstream("/proc/sys/vm/drop_caches") << "3\n";
+    }
+    std::atomic<std::size_t> next{0};
+    auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        Worker& w = workers[t];
+        check(cudaSetDevice(0), "cudaSetDevice");
+        unsigned slot = 0;
+        for (std::size_t i = next++; i < files.size(); i = next++) {
+          check(cudaEventSynchronize(w.done[slot]), "event sync");
+          int fd = ::open(files[i].path.c_str(), O_RDONLY);
+          if (fd < 0) std::exit(1);
+          std::size_t done = 0;
+          while (done < files[i].size) {
+            ssize_t got = ::pread(fd, static_cast<char*>(w.pinned[slot]) + done, files[i].size - done, static_cast<off_t>(done));
+            if (got <= 0) std::exit(1);
+            done += static_cast<std::size_t>(got);
+          }
+          ::close(fd);
+          check(cudaMemcpyAsync(static_cast<char*>(device) + files[i].device_offset, w.pinned[slot], files[i].size,
+                                cudaMemcpyHostToDevice, w.stream), "copy");
+          check(cudaEventRecord(w.done[slot], w.stream), "record");
+          slot ^= 1u;
+        }
+        check(cudaStreamSynchronize(w.stream), "stream sync");
+      });
+    for (auto& thread : pool) thread.join();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("{{\"tool\": \"bare_loop\", \"run\": {}, \"files\": {}, \"bytes\": {}, \"seconds\": {:.6f}, \"gbps\": {:.3f}}}\n",
+               run + 1, files.size(), total, seconds, static_cast<double>(total) / seconds / 1e9);
+  }
+  return 0;
+}

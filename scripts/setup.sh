@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what zarrdirect builds and tests with: Debian 12 packages only. Idempotent: does nothing
+# when every package is already there.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  libzstd-dev zlib1g-dev liblz4-dev libbz2-dev libblosc-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-zarr
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

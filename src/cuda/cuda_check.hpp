@@ -1,0 +1,24 @@
+// CUDA runtime status codes as zarrdirect errors.
+//
+// Every CUDA call in src/cuda goes through check_cuda() so that a failure surfaces as
+// Error(ErrorKind::cuda, "<call>: <what the runtime says>") instead of a bare number, and the
+// CLI and Python module can map it like any other error.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string_view>
+
+#include "zarrdirect/error.hpp"
+
+namespace zarrdirect::cuda {
+
+// The error for a failed call: "<call>: <cudaGetErrorString(status)> (<cudaGetErrorName>)".
+Error cuda_error(cudaError_t status, std::string_view call);
+
+// Throws cuda_error(status, call) unless status is cudaSuccess.
+inline void check_cuda(cudaError_t status, std::string_view call) {
+  if (status != cudaSuccess) throw cuda_error(status, call);
+}
+
+}  // namespace zarrdirect::cuda
