@@ -1,6 +1,8 @@
 // Groups with and without consolidated metadata, and OME-Zarr multiscale images (0.4 and 0.5).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "test_support.hpp"

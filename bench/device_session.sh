@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build, GPU tests, Python GPU tests, system description, benchmark.
+# Needs in the checkout (carried, git-ignored): .device/deps (scripts/pack_device_deps.sh) and
+# .device/conformance (a copy of ../shared/conformance). Results land in $OUT.
+#
+#   bench/device_session.sh [--bench-arrays raw-128,raw-64,...] [--skip-bench] [--skip-cold]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/zd-out}
+mkdir -p "$OUT"
+bench_args=()
+skip_bench=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --skip-bench) skip_bench=1 ;;
+    *) bench_args+=("$1") ;;
+  esac
+  shift
+done
+log() { echo "== $(date +%T) $*"; }
+
+log "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+nproc; free -g | head -2; df -h /tmp | tail -1
+python3 -c 'import sys, numpy, cupy, torch; print(sys.version.split()[0], numpy.__version__, cupy.__version__, torch.__version__)'
+
+log "build"
+pybind_dir=$(python3 -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null)
+cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DZARRDIRECT_DEPS_DIR="$PWD/.device/deps" \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DPython3_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$pybind_dir" \
+  > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
+grep -E "zarrdirect:" "$OUT/configure.log"
+cmake --build build-dev -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
+log "built"
+
+log "system"
+build-dev/zarrdirect info --system
+
+log "C++ tests (GPU tests included)"
+export ZARRDIRECT_CONFORMANCE_DIR="$PWD/.device/conformance"
+build-dev/tests/zarrdirect_tests 2>&1 | tee "$OUT/tests.log" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |conformance|skipped|Failure|error" | head -80
+
+log "Python tests"
+pythonpath="$PWD/python"
+# The GPU machine may lack pytest: Debian's pure-Python copy travels in .device/pylib.
+python3 -c 'import pytest' 2>/dev/null || pythonpath="$pythonpath:$PWD/.device/pylib"
+PYTHONPATH="$pythonpath" timeout 300 python3 -m pytest -q -x python/tests 2>&1 | tail -25
+
+if [ "$skip_bench" = 0 ]; then
+  log "benchmark"
+  python3 bench/gpu_bench.py --build build-dev --work /tmp/zd-bench --out "$OUT/bench.md" "${bench_args[@]}"
+fi
+log "done"

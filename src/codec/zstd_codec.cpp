@@ -1,0 +1,167 @@
+#include "codec/zstd_codec.hpp"
+
+#include <algorithm>
+#include <new>
+
+#include <fmt/format.h>
+#include <zstd.h>
+
+#include "codec/bounded_output.hpp"
+
+namespace zarrdirect::codec {
+namespace {
+
+// Creating a zstd context allocates a few hundred KiB; each thread keeps one for every chunk it
+// decodes or encodes instead.
+ZSTD_DCtx* thread_decompression_context() {
+  thread_local const std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> context(ZSTD_createDCtx(), &ZSTD_freeDCtx);
+  if (!context) throw std::bad_alloc();
+  return context.get();
+}
+
+ZSTD_CCtx* thread_compression_context() {
+  thread_local const std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  if (!context) throw std::bad_alloc();
+  return context.get();
+}
+
+// What the frames in a chunk say about the size they decode to.
+struct FrameSurvey {
+  std::uint64_t declared_size = 0;  // sum over the frames that declare their size
+  bool all_declared = true;
+};
+
+class ZstdCodec final : public BytesToBytesCodec {
+ public:
+  ZstdCodec(std::string_view name, int level, bool checksum) : name_(name), level_(level), checksum_(checksum) {}
+  std::string_view name() const override { return name_; }
+
+  void decode(ByteSpan encoded, ByteBuffer& decoded, std::uint64_t max_decoded_size) const override {
+    FrameSurvey survey = survey_frames(encoded, max_decoded_size);
+    ZSTD_DCtx* context = thread_decompression_context();
+    ZSTD_DCtx_reset(context, ZSTD_reset_session_only);  // a failed chunk may have left a frame half done
+    if (survey.all_declared)
+      decode_declared(context, encoded, decoded, survey.declared_size);
+    else
+      decode_streaming(context, encoded, decoded, max_decoded_size);
+  }
+
+  void encode(ByteSpan decoded, ByteBuffer& encoded) const override {
+    ZSTD_CCtx* context = thread_compression_context();
+    ZSTD_CCtx_reset(context, ZSTD_reset_session_and_parameters);
+    check_encode(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level_));
+    check_encode(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, checksum_ ? 1 : 0));
+    encoded.resize(ZSTD_compressBound(decoded.size()));
+    std::size_t size = ZSTD_compress2(context, encoded.data(), encoded.size(), decoded.data(), decoded.size());
+    check_encode(size);
+    encoded.resize(size);
+  }
+
+  std::uint64_t max_encoded_size(std::uint64_t decoded_size) const override {
+    return ZSTD_compressBound(static_cast<std::size_t>(decoded_size));
+  }
+
+ private:
+  // Walks the frames without decoding them: a truncated frame, trailing garbage or a size claim
+  // beyond the chunk fails here, before anything is allocated.
+  FrameSurvey survey_frames(ByteSpan encoded, std::uint64_t max_decoded_size) const {
+    if (encoded.empty()) throw_corrupt(name_, "empty input holds no zstd frame");
+    FrameSurvey survey;
+    std::size_t offset = 0;
+    while (offset < encoded.size()) {
+      const void* frame = encoded.data() + offset;
+      const std::size_t available = encoded.size() - offset;
+      const std::size_t frame_size = ZSTD_findFrameCompressedSize(frame, available);
+      if (ZSTD_isError(frame_size))
+        throw_corrupt(name_, fmt::format("no valid frame at byte {} of {}: {}", offset, encoded.size(),
+                                         ZSTD_getErrorName(frame_size)));
+      const unsigned long long content = ZSTD_getFrameContentSize(frame, available);
+      if (content == ZSTD_CONTENTSIZE_ERROR)
+        throw_corrupt(name_, fmt::format("frame at byte {} has an invalid header", offset));
+      if (content == ZSTD_CONTENTSIZE_UNKNOWN) {
+        survey.all_declared = false;
+      } else {
+        if (content > max_decoded_size - survey.declared_size)
+          throw_corrupt(name_, fmt::format("frames claim more than the {} bytes this chunk can hold (frame at byte "
+                                           "{} claims {})",
+                                           max_decoded_size, offset, content));
+        survey.declared_size += content;
+      }
+      offset += frame_size;
+    }
+    return survey;
+  }
+
+  // Every frame declared its size and the total fits: one exact allocation, one call.
+  void decode_declared(ZSTD_DCtx* context, ByteSpan encoded, ByteBuffer& decoded, std::uint64_t size) const {
+    decoded.resize(static_cast<std::size_t>(size));
+    std::size_t written =
+        ZSTD_decompressDCtx(context, decoded.data(), decoded.size(), encoded.data(), encoded.size());
+    if (ZSTD_isError(written)) throw_corrupt(name_, ZSTD_getErrorName(written));
+    if (written != size)
+      throw_corrupt(name_, fmt::format("frames declare {} bytes but decode to {}", size, written));
+  }
+
+  // Some frame does not declare its size (streaming writers): decode into a buffer that grows up
+  // to the limit and fails as soon as the output would pass it.
+  void decode_streaming(ZSTD_DCtx* context, ByteSpan encoded, ByteBuffer& decoded,
+                        std::uint64_t max_decoded_size) const {
+    BoundedOutput output(decoded, max_decoded_size, encoded.size());
+    ZSTD_inBuffer input{encoded.data(), encoded.size(), 0};
+    for (;;) {
+      MutableByteSpan space = output.free_space();
+      ZSTD_outBuffer out{space.data(), space.size(), 0};
+      const std::size_t pending = ZSTD_decompressStream(context, &out, &input);
+      if (ZSTD_isError(pending)) throw_corrupt(name_, ZSTD_getErrorName(pending));
+      output.commit(out.pos);
+      if (output.exceeded())
+        throw_corrupt(name_, fmt::format("decodes to more than the {} bytes this chunk can hold", max_decoded_size));
+      const bool input_done = input.pos == input.size;
+      if (pending == 0 && input_done) break;  // the last frame is complete and flushed
+      if (input_done && out.pos < out.size)
+        throw_corrupt(name_, "the last frame is truncated");
+    }
+    output.finish();
+  }
+
+  void check_encode(std::size_t result) const {
+    if (ZSTD_isError(result))
+      throw Error(ErrorKind::invalid_argument, fmt::format("codec {}: compression failed: {}", name_,
+                                                           ZSTD_getErrorName(result)));
+  }
+
+  std::string_view name_;
+  int level_;
+  bool checksum_;
+};
+
+int read_level(const nlohmann::json& configuration, std::string_view name, int default_level) {
+  if (!configuration.contains("level")) return default_level;
+  const std::int64_t level = require_integer(configuration, name, "level");
+  // The level only matters when encoding, and libzstd clamps it to its range: data written with
+  // an out-of-range level is valid, so clamp rather than refuse the array.
+  return static_cast<int>(std::clamp<std::int64_t>(level, ZSTD_minCLevel(), ZSTD_maxCLevel()));
+}
+
+bool read_checksum(const nlohmann::json& configuration, std::string_view name) {
+  auto it = configuration.find("checksum");
+  if (it == configuration.end()) return false;
+  if (!it->is_boolean()) throw_bad_config(name, "\"checksum\" must be true or false");
+  return it->get<bool>();
+}
+
+}  // namespace
+
+std::unique_ptr<BytesToBytesCodec> make_zstd_codec(const nlohmann::json& configuration, const ArraySpec&) {
+  constexpr std::string_view name = "zstd";
+  // Level 0 asks libzstd for its default level.
+  return std::make_unique<ZstdCodec>(name, read_level(configuration, name, 0), read_checksum(configuration, name));
+}
+
+std::unique_ptr<BytesToBytesCodec> make_numcodecs_zstd_codec(const nlohmann::json& configuration, const ArraySpec&) {
+  constexpr std::string_view name = "numcodecs.zstd";
+  // numcodecs.Zstd() defaults to level 1.
+  return std::make_unique<ZstdCodec>(name, read_level(configuration, name, 1), read_checksum(configuration, name));
+}
+
+}  // namespace zarrdirect::codec

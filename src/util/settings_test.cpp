@@ -1,0 +1,65 @@
+#include "zarrdirect/settings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "zarrdirect/error.hpp"
+
+namespace zarrdirect {
+namespace {
+
+// Sets an environment variable for the scope of one test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+TEST(Settings, EnvironmentOverridesDefaults) {
+  ScopedEnv threads("ZARRDIRECT_THREADS", "3");
+  ScopedEnv staging("ZARRDIRECT_STAGING_MB", "64");
+  ScopedEnv direct("ZARRDIRECT_O_DIRECT", "1");
+  ScopedEnv path("ZARRDIRECT_IO_PATH", "staged");
+  Settings settings = Settings::from_environment();
+  EXPECT_EQ(settings.threads, 3u);
+  EXPECT_EQ(settings.effective_threads(), 3u);
+  EXPECT_EQ(settings.staging_bytes, std::size_t{64} << 20);
+  EXPECT_TRUE(settings.o_direct);
+  EXPECT_EQ(settings.io_path, IoPath::staged);
+}
+
+TEST(Settings, BadEnvironmentValuesAreErrors) {
+  for (const char* text : {"x", "3x", "-1", "99999999999999999999"}) {
+    ScopedEnv threads("ZARRDIRECT_THREADS", text);
+    try {
+      Settings::from_environment();
+      ADD_FAILURE() << text << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("ZARRDIRECT_THREADS"), std::string::npos);
+    }
+  }
+  ScopedEnv path("ZARRDIRECT_IO_PATH", "warp");
+  EXPECT_THROW(Settings::from_environment(), Error);
+}
+
+TEST(Settings, IoPathNames) {
+  EXPECT_EQ(parse_io_path("auto"), IoPath::automatic);
+  EXPECT_EQ(parse_io_path("gds"), IoPath::gds);
+  EXPECT_EQ(parse_io_path("posix"), IoPath::staged);
+  for (auto path : {IoPath::automatic, IoPath::gds, IoPath::staged}) EXPECT_EQ(parse_io_path(to_string(path)), path);
+  EXPECT_THROW(parse_io_path(""), Error);
+}
+
+TEST(Settings, ZeroThreadsMeansAtLeastFour) {
+  Settings settings;
+  settings.threads = 0;
+  EXPECT_GE(settings.effective_threads(), 4u);
+}
+
+}  // namespace
+}  // namespace zarrdirect
