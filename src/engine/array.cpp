@@ -1,3 +1,5 @@
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -20,10 +22,15 @@ Buffer Buffer::allocate(Device device, std::size_t nbytes) {
     buffer.data_ = allocate_device_memory(nbytes);
     return buffer;
   }
-  // Page-aligned so that O_DIRECT reads may land straight in it.
-  std::size_t rounded = (std::max<std::size_t>(nbytes, 1) + 4095) / 4096 * 4096;
-  void* data = std::aligned_alloc(4096, rounded);
+  // Page-aligned so that O_DIRECT reads may land straight in it. Large results ask for huge
+  // pages: first-touch page faults otherwise dominate a read from page cache (measured 0.25 GB/s
+  // with 4 KiB pages against 9 GB/s with 2 MiB pages on a virtual machine).
+  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  std::size_t alignment = nbytes >= kHugePage ? kHugePage : 4096;
+  std::size_t rounded = (std::max<std::size_t>(nbytes, 1) + alignment - 1) / alignment * alignment;
+  void* data = std::aligned_alloc(alignment, rounded);
   if (!data) throw Error(ErrorKind::io, fmt::format("cannot allocate {} bytes of host memory", nbytes));
+  if (alignment == kHugePage) ::madvise(data, rounded, MADV_HUGEPAGE);
   buffer.data_ = std::shared_ptr<void>(data, [](void* p) { std::free(p); });
   return buffer;
 }

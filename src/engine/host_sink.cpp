@@ -1,36 +1,17 @@
 #include "engine/host_sink.hpp"
 
-#include <cstdlib>
-#include <new>
-
 namespace zarrdirect {
-namespace {
-constexpr std::size_t kPage = 4096;
-std::size_t round_up(std::size_t n) { return (n + kPage - 1) / kPage * kPage; }
-}  // namespace
 
 HostSink::HostSink(const DestinationLayout& destination, std::span<const std::byte> fill_value)
     : destination_(destination), fill_value_(fill_value.begin(), fill_value.end()) {}
-
-HostSink::~HostSink() {
-  for (auto& buffer : buffers_) std::free(buffer.data);
-}
 
 void HostSink::start(unsigned workers, std::size_t) { buffers_.resize(workers); }
 
 std::span<std::byte> HostSink::staging(unsigned worker, std::size_t nbytes) {
   auto& buffer = buffers_[worker];
-  if (buffer.capacity < nbytes) {
-    // Grows only when a larger chunk than before arrives: no allocation per chunk.
-    std::free(buffer.data);
-    buffer.capacity = round_up(nbytes);
-    buffer.data = static_cast<std::byte*>(std::aligned_alloc(kPage, buffer.capacity));
-    if (!buffer.data) {
-      buffer.capacity = 0;
-      throw std::bad_alloc();
-    }
-  }
-  return {buffer.data, buffer.capacity};
+  // Grows only when a larger chunk than before arrives: no allocation per chunk.
+  if (buffer.capacity() < nbytes) buffer = acquire_host_buffer(nbytes);
+  return {buffer.data(), buffer.capacity()};
 }
 
 void HostSink::place(unsigned, std::span<const std::byte> chunk, const ChunkBox& box) {

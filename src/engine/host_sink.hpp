@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "engine/chunk_sink.hpp"
+#include "engine/host_buffer_pool.hpp"
 
 namespace zarrdirect {
 
 class HostSink final : public ChunkSink {
  public:
   HostSink(const DestinationLayout& destination, std::span<const std::byte> fill_value);
-  ~HostSink() override;
   std::string_view name() const override { return "host"; }
   void start(unsigned workers, std::size_t max_chunk_bytes) override;
   std::span<std::byte> staging(unsigned worker, std::size_t nbytes) override;
@@ -21,13 +21,9 @@ class HostSink final : public ChunkSink {
   void finish() override {}
 
  private:
-  struct AlignedBuffer {
-    std::byte* data = nullptr;
-    std::size_t capacity = 0;
-  };
   DestinationLayout destination_;
   std::vector<std::byte> fill_value_;
-  std::vector<AlignedBuffer> buffers_;
+  std::vector<HostBuffer> buffers_;
 };
 
 }  // namespace zarrdirect
