@@ -15,7 +15,8 @@
 namespace zarrdirect {
 
 StoreFile::StoreFile(StoreFile&& other) noexcept
-    : io_(other.io_), fd_(std::exchange(other.fd_, -1)), size_(other.size_), path_(std::move(other.path_)) {}
+    : io_(other.io_), fd_(std::exchange(other.fd_, -1)), size_(other.size_), path_(std::move(other.path_)),
+      direct_(other.direct_) {}
 
 StoreFile& StoreFile::operator=(StoreFile&& other) noexcept {
   if (this != &other) {
@@ -24,6 +25,7 @@ StoreFile& StoreFile::operator=(StoreFile&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     size_ = other.size_;
     path_ = std::move(other.path_);
+    direct_ = other.direct_;
   }
   return *this;
 }
@@ -32,7 +34,21 @@ StoreFile::~StoreFile() {
   if (fd_ >= 0) io_->close(fd_);
 }
 
+bool StoreFile::direct_read_fits(const std::byte* data, std::uint64_t offset, std::size_t length) const {
+  if (!direct_) return false;
+  constexpr std::uint64_t kAlignment = 4096;
+  bool fits = reinterpret_cast<std::uintptr_t>(data) % kAlignment == 0 && offset % kAlignment == 0 &&
+              length % kAlignment == 0;
+  if (!fits) {
+    int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT);
+    direct_ = false;
+  }
+  return fits;
+}
+
 void StoreFile::read_exact(std::uint64_t offset, std::span<std::byte> buffer) const {
+  direct_read_fits(buffer.data(), offset, buffer.size());
   std::size_t got = read_fully_at(*io_, fd_, buffer, offset, path_);
   if (got != buffer.size())
     throw Error(ErrorKind::corrupt_data,
@@ -44,10 +60,16 @@ std::size_t StoreFile::read_all(std::span<std::byte> buffer) const {
   if (size_ > buffer.size())
     throw Error(ErrorKind::corrupt_data,
                 fmt::format("{}: file is {} bytes, more than the {} it may hold", path_, size_, buffer.size()));
-  std::size_t got = read_fully_at(*io_, fd_, buffer.first(static_cast<std::size_t>(size_)), 0, path_);
+  // Direct reads ask for whole pages: the file's last page comes back short, at its true end.
+  std::size_t request = static_cast<std::size_t>(size_);
+  std::size_t rounded = (request + 4095) / 4096 * 4096;
+  if (rounded <= buffer.size() && direct_read_fits(buffer.data(), 0, rounded)) request = rounded;
+  else direct_read_fits(buffer.data(), 0, request);
+  std::size_t got = read_fully_at(*io_, fd_, buffer.first(request), 0, path_);
   if (got != size_)
     throw Error(ErrorKind::corrupt_data,
-                fmt::format("{}: file shrank from {} to {} bytes while being read", path_, size_, got));
+                fmt::format("{}: file {} from {} to {} bytes while being read", path_, got < size_ ? "shrank" : "grew",
+                            size_, got));
   return got;
 }
 
@@ -86,9 +108,12 @@ std::optional<StoreFile> FileStore::open(std::string_view key, bool o_direct) co
   check_key(key);
   std::string relative(key);
   std::string path = (root_ / relative).string();
-  int flags = O_RDONLY | (o_direct ? O_DIRECT : 0);
+  // O_NONBLOCK: opening a FIFO planted where a chunk should be would otherwise wait for a writer
+  // forever; it changes nothing for regular files, and anything else is refused below.
+  const int base_flags = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+  int flags = base_flags | (o_direct ? O_DIRECT : 0);
   int fd = io_->open_beneath(root_fd_, relative.c_str(), flags);
-  if (fd < 0 && o_direct && errno == EINVAL) fd = io_->open_beneath(root_fd_, relative.c_str(), O_RDONLY);
+  if (fd < 0 && o_direct && errno == EINVAL) fd = io_->open_beneath(root_fd_, relative.c_str(), base_flags);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     if (errno == EXDEV || errno == ELOOP)
@@ -106,7 +131,9 @@ std::optional<StoreFile> FileStore::open(std::string_view key, bool o_direct) co
     io_->close(fd);
     throw Error(ErrorKind::corrupt_data, fmt::format("{}: is not a regular file", path));
   }
-  return StoreFile(*io_, fd, static_cast<std::uint64_t>(info.st_size), std::move(path));
+  const int status_flags = o_direct ? ::fcntl(fd, F_GETFL) : -1;
+  const bool direct = status_flags >= 0 && (status_flags & O_DIRECT) != 0;
+  return StoreFile(*io_, fd, static_cast<std::uint64_t>(info.st_size), std::move(path), direct);
 }
 
 std::optional<std::vector<std::byte>> FileStore::read(std::string_view key, std::uint64_t max_size) const {

@@ -21,8 +21,9 @@ namespace zarrdirect {
 // One open file of the store. Closes on destruction.
 class StoreFile {
  public:
-  StoreFile(FileIo& io, int fd, std::uint64_t size, std::string path)
-      : io_(&io), fd_(fd), size_(size), path_(std::move(path)) {}
+  // `direct`: the file was opened with O_DIRECT (reads that suit it bypass the page cache).
+  StoreFile(FileIo& io, int fd, std::uint64_t size, std::string path, bool direct = false)
+      : io_(&io), fd_(fd), size_(size), path_(std::move(path)), direct_(direct) {}
   StoreFile(StoreFile&& other) noexcept;
   StoreFile& operator=(StoreFile&& other) noexcept;
   StoreFile(const StoreFile&) = delete;
@@ -39,10 +40,15 @@ class StoreFile {
   std::size_t read_all(std::span<std::byte> buffer) const;
 
  private:
+  // O_DIRECT needs page-aligned memory, offsets and lengths; a read that lacks them switches the
+  // file to buffered reads instead of failing.
+  bool direct_read_fits(const std::byte* data, std::uint64_t offset, std::size_t length) const;
+
   FileIo* io_;
   int fd_;
   std::uint64_t size_;
   std::string path_;
+  mutable bool direct_ = false;
 };
 
 class FileStore {
