@@ -1,16 +1,14 @@
 # The libraries zarrdirect builds with, as zd::<name> targets.
 #
 # On Debian they come from the -dev packages (scripts/setup.sh). On machines where nothing can be
-# installed (the GPU machine), scripts/pack_device_deps.sh copies Debian's headers and static
-# libraries into one folder, passed as -DZARRDIRECT_DEPS_DIR=...; then fmt is used header-only and
-# blosc is linked statically with what it calls (snappy, lz4, zstd, zlib).
+# installed (the GPU machine), scripts/pack_device_deps.sh copies Debian's headers and libraries
+# into one folder, passed as -DZARRDIRECT_DEPS_DIR=...; then fmt is used header-only and the
+# libraries are found there first (the build's run path points at them).
 set(ZARRDIRECT_DEPS_DIR "" CACHE PATH "Folder with include/ and lib/ of packed dependencies")
 
 set(_zd_hints "")
 if(ZARRDIRECT_DEPS_DIR)
   set(_zd_hints "${ZARRDIRECT_DEPS_DIR}")
-  # Static archives first, so the packed libraries win over whatever the machine has.
-  set(CMAKE_FIND_LIBRARY_SUFFIXES .a ${CMAKE_FIND_LIBRARY_SUFFIXES})
 endif()
 
 # zd_dependency(NAME HEADER <header> [LIBS <lib>...]): an interface target zd::NAME.
@@ -23,7 +21,11 @@ function(zd_dependency name)
   add_library(zd::${name} INTERFACE IMPORTED GLOBAL)
   target_include_directories(zd::${name} INTERFACE ${ZD_${name}_INCLUDE})
   foreach(lib IN LISTS ARG_LIBS)
-    find_library(ZD_${name}_${lib}_LIB ${lib} HINTS ${_zd_hints} PATH_SUFFIXES lib)
+    if(ZARRDIRECT_DEPS_DIR)
+    # The packed copy, never the machine's own.
+    find_library(ZD_${name}_${lib}_LIB ${lib} PATHS ${_zd_hints} PATH_SUFFIXES lib NO_DEFAULT_PATH)
+  endif()
+  find_library(ZD_${name}_${lib}_LIB ${lib} HINTS ${_zd_hints} PATH_SUFFIXES lib)
     if(NOT ZD_${name}_${lib}_LIB)
       message(FATAL_ERROR "zarrdirect: library ${lib} not found (run scripts/setup.sh, or pass ZARRDIRECT_DEPS_DIR)")
     endif()
@@ -43,7 +45,6 @@ if(ZARRDIRECT_DEPS_DIR)
   zd_dependency(fmt HEADER fmt/format.h)
   target_compile_definitions(zd::fmt INTERFACE FMT_HEADER_ONLY=1)
   zd_dependency(blosc HEADER blosc.h LIBS blosc snappy)
-  target_link_libraries(zd::blosc INTERFACE zd::lz4 zd::zstd zd::zlib Threads::Threads stdc++)
 else()
   zd_dependency(fmt HEADER fmt/format.h LIBS fmt)
   zd_dependency(blosc HEADER blosc.h LIBS blosc)

@@ -89,6 +89,9 @@ class Array {
  public:
   // Opens the array in folder `path` (v2 or v3, detected from its metadata file).
   static Array open(const std::filesystem::path& path);
+  // Opens the array in folder `path` with metadata already parsed (from a group's consolidated
+  // metadata, say): no metadata file is read.
+  static Array open(const std::filesystem::path& path, ArrayMetadata metadata);
 
   const ArrayMetadata& metadata() const;
   const std::filesystem::path& path() const;

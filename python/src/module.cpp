@@ -1,2 +1,30 @@
+// zarrdirect._native: the C++ engine as seen from Python. The public API is the pure-Python
+// package around it (zarrdirect/__init__.py); this module only moves numbers and memory.
 #include <pybind11/pybind11.h>
-PYBIND11_MODULE(_native, m) {}
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "engine/device_info.hpp"
+#include "errors.hpp"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_native, module) {
+  using namespace zarrdirect;
+  using namespace zarrdirect::python;
+  module.doc() = "zarrdirect's C++ engine (use the zarrdirect package, not this module)";
+  module.attr("__version__") = ZARRDIRECT_VERSION;
+  register_error_translation();
+  bind_array(module);
+  bind_device_array(module);
+  bind_group(module);
+  module.def("cuda_available", &cuda_available, "True when a CUDA device is present and usable from this process.");
+  module.def("describe_system", [] { return to_python(describe_system()); },
+             "What this process can do with GPUs: CUDA build, devices, GPUDirect Storage, the I/O path reads take.");
+  module.attr("cuda_built") =
+#if defined(ZARRDIRECT_WITH_CUDA)
+      true;
+#else
+      false;
+#endif
+}

@@ -1,5 +1,6 @@
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -27,6 +28,8 @@ Buffer Buffer::allocate(Device device, std::size_t nbytes) {
   // with 4 KiB pages against 9 GB/s with 2 MiB pages on a virtual machine).
   constexpr std::size_t kHugePage = std::size_t{2} << 20;
   std::size_t alignment = nbytes >= kHugePage ? kHugePage : 4096;
+  if (nbytes > SIZE_MAX - alignment)  // rounding up would wrap to a tiny allocation
+    throw Error(ErrorKind::invalid_argument, fmt::format("cannot allocate {} bytes of host memory", nbytes));
   std::size_t rounded = (std::max<std::size_t>(nbytes, 1) + alignment - 1) / alignment * alignment;
   void* data = std::aligned_alloc(alignment, rounded);
   if (!data) throw Error(ErrorKind::io, fmt::format("cannot allocate {} bytes of host memory", nbytes));
@@ -48,6 +51,10 @@ std::shared_ptr<const Array::Impl> Array::Impl::create(const std::filesystem::pa
 }
 
 Array Array::open(const std::filesystem::path& path) { return Array(Impl::create(path, read_array_metadata(path))); }
+
+Array Array::open(const std::filesystem::path& path, ArrayMetadata metadata) {
+  return Array(Impl::create(path, std::move(metadata)));
+}
 
 const ArrayMetadata& Array::metadata() const { return impl_->metadata; }
 const std::filesystem::path& Array::path() const { return impl_->path; }

@@ -1,5 +1,11 @@
 #include "engine/host_sink.hpp"
 
+#include <new>
+
+#include <fmt/format.h>
+
+#include "zarrdirect/error.hpp"
+
 namespace zarrdirect {
 
 HostSink::HostSink(const DestinationLayout& destination, std::span<const std::byte> fill_value)
@@ -10,7 +16,14 @@ void HostSink::start(unsigned workers, std::size_t) { buffers_.resize(workers); 
 std::span<std::byte> HostSink::staging(unsigned worker, std::size_t nbytes) {
   auto& buffer = buffers_[worker];
   // Grows only when a larger chunk than before arrives: no allocation per chunk.
-  if (buffer.capacity() < nbytes) buffer = acquire_host_buffer(nbytes);
+  if (buffer.capacity() < nbytes) {
+    try {
+      buffer = acquire_host_buffer(nbytes);
+    } catch (const std::bad_alloc&) {
+      // One exception type out of the library: the reader names the chunk on the way up.
+      throw Error(ErrorKind::io, fmt::format("cannot allocate {} bytes to decode a chunk into", nbytes));
+    }
+  }
   return {buffer.data(), buffer.capacity()};
 }
 

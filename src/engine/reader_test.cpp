@@ -206,7 +206,8 @@ TEST(Reader, MissingChunksReadAsTheFillValue) {
   EXPECT_EQ(whole.stats().chunks_missing, 13u);
   // Nothing stored at all: every chunk is missing.
   test::TempDir empty;
-  write_array(empty / "a", doc, std::as_bytes(std::span(std::vector<std::int16_t>(100, -5))), {.skip_fill_chunks = true});
+  std::vector<std::int16_t> all_fill(100, -5);
+  write_array(empty / "a", doc, std::as_bytes(std::span(all_fill)), {.skip_fill_chunks = true});
   NDArray filled = Array::open(empty / "a").read(parse_region("2:9,1:2", shape));
   std::vector<std::int16_t> part(7);
   std::memcpy(part.data(), filled.data(), 14);

@@ -90,7 +90,8 @@ std::vector<std::byte> parse_integer(const nlohmann::json& value, const std::str
     // zarr-python 2 writes 0.0 for integer arrays at times: accept whole numbers only.
     double v = value.get<double>();
     if (std::trunc(v) != v) bad_fill(where, type, value, "an integer type needs a whole number");
-    if (v < static_cast<double>(std::numeric_limits<T>::min()) || v > static_cast<double>(std::numeric_limits<T>::max()))
+    // [min, 2^digits): max itself rounds up to 2^digits as a double, which does not fit.
+    if (v < static_cast<double>(std::numeric_limits<T>::min()) || v >= std::ldexp(1.0, std::numeric_limits<T>::digits))
       bad_fill(where, type, value, "out of range");
     return bytes_of(static_cast<T>(v));
   }

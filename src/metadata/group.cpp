@@ -191,8 +191,8 @@ std::optional<NodeType> Group::node_type(const std::string& relative) const {
 }
 
 Array Group::open_array(const std::string& relative) const {
-  FileStore::check_key(relative);
-  return Array::open(path_ / relative);
+  // Through array_metadata(): consolidated metadata spares one metadata read per member.
+  return Array::open(path_ / relative, array_metadata(relative));
 }
 
 Group Group::open_group(const std::string& relative) const {
@@ -286,7 +286,9 @@ const MultiscaleLevel& Multiscale::level_at(std::size_t level) const {
 
 std::filesystem::path Multiscale::level_path(std::size_t level) const { return group_.path() / level_at(level).path; }
 
-Array Multiscale::open_level(std::size_t level) const { return Array::open(level_path(level)); }
+Array Multiscale::open_level(std::size_t level) const {
+  return Array::open(level_path(level), level_metadata(level));
+}
 
 ArrayMetadata Multiscale::level_metadata(std::size_t level) const { return group_.array_metadata(level_at(level).path); }
 

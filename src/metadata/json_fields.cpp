@@ -24,7 +24,9 @@ std::vector<std::uint64_t> parse_extent_list(const nlohmann::json& value, std::s
   if (value.size() > 32) throw_invalid_field(where, field, "has more than 32 dimensions");
   std::vector<std::uint64_t> extents;
   for (const auto& item : value) {
-    if (item.is_number_unsigned()) {
+    // Parsed text holds non-negative integers as unsigned; JSON built in code (fixtures, the Python
+    // module) holds them as signed: both are extents.
+    if (item.is_number_unsigned() || (item.is_number_integer() && item.get<std::int64_t>() >= 0)) {
       extents.push_back(item.get<std::uint64_t>());
     } else if (item.is_number_integer()) {
       throw_invalid_field(where, field, fmt::format("has a negative extent {}", item.dump()));
@@ -41,10 +43,22 @@ std::string parse_string(const nlohmann::json& value, std::string_view field, co
   return value.get<std::string>();
 }
 
+std::string json_quoted(std::string_view text) {
+  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json parse_json_document(std::string_view text, const std::string& where) {
+  // Parsing is iterative, but copying, comparing and printing a document recurse once per level:
+  // a hostile file of a million '[' would overflow the stack there. Real metadata nests a few levels.
+  constexpr int kMaxDepth = 512;
+  auto limit_depth = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxDepth)
+      throw Error(ErrorKind::invalid_metadata, fmt::format("{}: JSON nests deeper than {} levels", where, kMaxDepth));
+    return true;
+  };
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
+    doc = nlohmann::json::parse(text, limit_depth);
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::invalid_metadata, fmt::format("{}: not valid JSON: {}", where, e.what()));
   }

@@ -22,6 +22,10 @@ std::vector<std::uint64_t> parse_extent_list(const nlohmann::json& value, std::s
 
 std::string parse_string(const nlohmann::json& value, std::string_view field, const std::string& where);
 
+// `text` as a JSON string literal, quotes included: names taken from metadata go into messages this
+// way, so a newline or control character in them cannot forge a second line of output.
+std::string json_quoted(std::string_view text);
+
 // Parses metadata text, failing with the file named when it is not JSON or not an object.
 nlohmann::json parse_json_document(std::string_view text, const std::string& where);
 

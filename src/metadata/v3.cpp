@@ -48,7 +48,7 @@ ChunkKeyEncoding parse_chunk_key_encoding(const nlohmann::json& doc, const std::
     encoding.separator = '.';
   } else {
     throw Error(ErrorKind::unsupported,
-                fmt::format("{}: chunk_key_encoding \"{}\" is not supported", where, named.name));
+                fmt::format("{}: chunk_key_encoding {} is not supported", where, json_quoted(named.name)));
   }
   if (auto sep = named.configuration.find("separator"); sep != named.configuration.end()) {
     auto text = parse_string(*sep, "chunk_key_encoding.configuration.separator", where);
@@ -67,7 +67,7 @@ ArrayMetadata parse_v3_array_metadata(const nlohmann::json& doc, const std::stri
     throw_invalid_field(where, "zarr_format", fmt::format("is {}, expected 3", format.dump()));
   auto node_type = parse_string(required_field(doc, "node_type", where), "node_type", where);
   if (node_type != "array")
-    throw_invalid_field(where, "node_type", fmt::format("is \"{}\": this is not an array", node_type));
+    throw_invalid_field(where, "node_type", fmt::format("is {}: this is not an array", json_quoted(node_type)));
 
   // An unknown field must be understood unless it says otherwise (v3 core spec, extensions).
   for (const auto& [key, value] : doc.items()) {
@@ -77,7 +77,7 @@ ArrayMetadata parse_v3_array_metadata(const nlohmann::json& doc, const std::stri
                     value["must_understand"].is_boolean() && !value["must_understand"].get<bool>();
     if (!optional)
       throw Error(ErrorKind::unsupported,
-                  fmt::format("{}: unknown field \"{}\" without \"must_understand\": false", where, key));
+                  fmt::format("{}: unknown field {} without \"must_understand\": false", where, json_quoted(key)));
   }
 
   ArrayMetadata metadata;
@@ -93,7 +93,7 @@ ArrayMetadata parse_v3_array_metadata(const nlohmann::json& doc, const std::stri
 
   auto grid = parse_named_config(required_field(doc, "chunk_grid", where), "chunk_grid", where);
   if (grid.name != "regular")
-    throw Error(ErrorKind::unsupported, fmt::format("{}: chunk_grid \"{}\" is not supported", where, grid.name));
+    throw Error(ErrorKind::unsupported, fmt::format("{}: chunk_grid {} is not supported", where, json_quoted(grid.name)));
   metadata.chunk_shape = parse_extent_list(required_field(grid.configuration, "chunk_shape", where),
                                            "chunk_grid.configuration.chunk_shape", where, true);
   metadata.chunk_key_encoding = parse_chunk_key_encoding(doc, where);

@@ -1,5 +1,7 @@
 #include "metadata/validate.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "metadata/json_fields.hpp"
@@ -14,9 +16,15 @@ void validate_array_metadata(const ArrayMetadata& metadata, const std::string& w
     throw_invalid_field(where, chunk_field,
                         fmt::format("has {} dimensions, shape has {}", metadata.chunk_shape.size(),
                                     metadata.shape.size()));
+  // Sizes stay within int64 (NumPy's intp; signed byte strides and offsets), so later arithmetic on
+  // extents, chunk origins and strides cannot overflow, even with an empty dimension elsewhere.
+  constexpr std::uint64_t kMaxSize = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  for (auto extent : metadata.shape)
+    if (extent > kMaxSize) throw_invalid_field(where, "shape", fmt::format("has extent {}, more than 2^63-1", extent));
   auto elements = checked_product(metadata.shape);
-  if (!elements || !checked_mul(*elements, metadata.dtype.size))
-    throw_invalid_field(where, "shape", "describes more bytes than 64 bits can count");
+  auto bytes = elements ? checked_mul(*elements, metadata.dtype.size) : std::nullopt;
+  if (!bytes || *bytes > kMaxSize)
+    throw_invalid_field(where, "shape", "describes more bytes than a signed 64-bit count can hold");
   auto chunk_elements = checked_product(metadata.chunk_shape);
   auto chunk_bytes = chunk_elements ? checked_mul(*chunk_elements, metadata.dtype.size) : std::nullopt;
   if (!chunk_bytes) throw_invalid_field(where, chunk_field, "describes a chunk whose size overflows 64 bits");

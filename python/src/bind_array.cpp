@@ -1,0 +1,127 @@
+// _native.Array: opening an array and reading it, into new memory or the caller's.
+//
+// The Python layer (zarrdirect/_array.py) turns indices and `out=` objects into plain numbers
+// first; what arrives here is a list of (start, stop) pairs, pointers and byte strides.
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "cuda_runtime.hpp"
+#include "device_array.hpp"
+#include "interruptible.hpp"
+
+namespace py = pybind11;
+
+namespace zarrdirect::python {
+namespace {
+
+using Pairs = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+Device parse_device(const std::string& text) {
+  if (text == "cpu") return Device::cpu;
+  if (text == "cuda") return Device::cuda;
+  throw Error(ErrorKind::invalid_argument, fmt::format("device must be \"cpu\" or \"cuda\", not \"{}\"", text));
+}
+
+Settings make_settings(unsigned threads) {
+  Settings settings = Settings::from_environment();
+  if (threads > 0) settings.threads = threads;
+  return settings;
+}
+
+void* stream_pointer(std::optional<std::uintptr_t> stream) {
+  return stream ? reinterpret_cast<void*>(*stream) : nullptr;
+}
+
+// Reads into new memory: a NumPy view for the host, a DeviceArray for CUDA. Returns (data, stats).
+py::tuple read(const Array& array, const Pairs& pairs, const std::optional<std::vector<std::int64_t>>& shape,
+               const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
+               unsigned threads, const py::object& progress) {
+  const Device device = parse_device(device_name);
+  if (device == Device::cpu) stream.reset();
+  Region region = region_from_python(pairs);
+  Settings settings = make_settings(threads);
+  int run_device = -1;
+  if (device == Device::cuda) run_device = cuda_device >= 0 ? cuda_device : current_device();
+  NDArray result;
+  run_interruptible(
+      [&](const ProgressCallback& callback) {
+        Settings with_progress = settings;
+        with_progress.progress = callback;
+        Region resolved = resolve_region(region, array.metadata().shape);
+        auto extents = region_shape(resolved);
+        std::uint64_t count = 1;
+        for (auto extent : extents) count *= extent;
+        Buffer buffer = Buffer::allocate(device, static_cast<std::size_t>(count * array.metadata().dtype.size));
+        Destination destination{buffer.data(), {}, device, stream_pointer(stream)};
+        ReadStats stats = array.read_into(resolved, destination, with_progress);
+        result = NDArray(std::move(buffer), std::move(extents), array.metadata().dtype, std::move(stats));
+      },
+      progress, run_device);
+  auto out_shape = result_shape(result, shape);
+  py::dict stats = stats_to_dict(result.stats());
+  if (device == Device::cpu) return py::make_tuple(host_view(std::move(result), out_shape), stats);
+  int holder = device_of_pointer(result.data());
+  if (holder < 0) holder = std::max(run_device, 0);
+  return py::make_tuple(py::cast(DeviceArray(std::move(result), std::move(out_shape), holder, stream)), stats);
+}
+
+// Reads into memory the caller owns (a NumPy array, or device memory from CuPy / PyTorch / ...).
+py::dict read_into(const Array& array, const Pairs& pairs, std::uintptr_t data, const std::vector<std::int64_t>& byte_strides,
+                   const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
+                   unsigned threads, const py::object& progress) {
+  const Device device = parse_device(device_name);
+  if (device == Device::cpu) stream.reset();
+  auto* pointer = reinterpret_cast<void*>(data);
+  int run_device = -1;
+  if (device == Device::cuda) {
+    run_device = device_of_pointer(pointer);
+#if defined(ZARRDIRECT_WITH_CUDA)
+    if (run_device < 0 && pointer != nullptr && cuda_available())
+      throw Error(ErrorKind::invalid_argument, "out= is not CUDA device memory (cudaPointerGetAttributes says so)");
+#endif
+    if (run_device < 0) run_device = cuda_device >= 0 ? cuda_device : current_device();
+  }
+  Region region = region_from_python(pairs);
+  Settings settings = make_settings(threads);
+  ReadStats stats;
+  run_interruptible(
+      [&](const ProgressCallback& callback) {
+        Settings with_progress = settings;
+        with_progress.progress = callback;
+        Destination destination{pointer, byte_strides, device, stream_pointer(stream)};
+        stats = array.read_into(region, destination, with_progress);
+      },
+      progress, run_device);
+  return stats_to_dict(stats);
+}
+
+}  // namespace
+
+void bind_array(py::module_& module) {
+  py::class_<Array>(module, "Array", "An open Zarr array (the engine side of zarrdirect.Array).")
+      .def_static(
+          "open",
+          [](const std::string& path) {
+            py::gil_scoped_release release;
+            return Array::open(path);
+          },
+          py::arg("path"))
+      .def_property_readonly("path", [](const Array& self) { return self.path().string(); })
+      .def_property_readonly("metadata", [](const Array& self) { return to_python(describe_metadata(self.metadata())); })
+      .def_property_readonly("fill_value_bytes",
+                             [](const Array& self) {
+                               const auto& fill = self.metadata().fill_value;
+                               return py::bytes(reinterpret_cast<const char*>(fill.data()), fill.size());
+                             })
+      .def("read", &read, py::arg("region"), py::arg("shape"), py::arg("device"), py::arg("cuda_device"),
+           py::arg("stream"), py::arg("threads"), py::arg("progress"))
+      .def("read_into", &read_into, py::arg("region"), py::arg("data"), py::arg("byte_strides"), py::arg("device"),
+           py::arg("cuda_device"), py::arg("stream"), py::arg("threads"), py::arg("progress"));
+}
+
+}  // namespace zarrdirect::python

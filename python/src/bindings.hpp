@@ -1,0 +1,12 @@
+// The parts of the _native module, one function per source file.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace zarrdirect::python {
+
+void bind_array(pybind11::module_& module);        // bind_array.cpp
+void bind_group(pybind11::module_& module);        // bind_group.cpp
+void bind_device_array(pybind11::module_& module);  // device_array.cpp
+
+}  // namespace zarrdirect::python

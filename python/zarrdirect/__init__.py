@@ -1,0 +1,84 @@
+"""zarrdirect: Zarr v2/v3 arrays straight into NumPy or GPU memory.
+
+    import zarrdirect
+    arr = zarrdirect.open("volume.zarr")
+    block = arr[0:64, :, :]                 # numpy.ndarray
+    on_gpu = arr.cuda[0:64, :, :]           # zarrdirect.DeviceArray
+    x = cupy.asarray(on_gpu)                # or torch.from_dlpack(on_gpu): no copy
+
+    image = zarrdirect.open_multiscale("cells.ome.zarr")
+    level1 = image.read(level=1, device="cuda")
+
+Reads run in parallel in C++ with the GIL released; Ctrl-C stops them between chunks. Host
+results are NumPy arrays over the engine's own memory (no copy), device results export
+__cuda_array_interface__ and DLPack. GPU libraries (CuPy, PyTorch) are imported only by the
+functions that need them.
+"""
+
+from __future__ import annotations
+
+from ._errors import (
+    CancelledError,
+    CorruptDataError,
+    CudaError,
+    InvalidArgumentError,
+    InvalidIndexError,
+    InvalidMetadataError,
+    NotFoundError,
+    UnsupportedError,
+    ZarrdirectError,
+    ZarrIOError,
+)
+
+try:
+    from . import _native
+except ImportError as _error:  # pragma: no cover - depends on the build
+    raise ImportError(
+        "zarrdirect's compiled engine (zarrdirect._native) is missing or was built for another Python: "
+        "build it with cmake -S <repo> -B build -DPython3_EXECUTABLE=$(which python3) && "
+        f"make -C build zarrdirect_python ({_error})"
+    ) from _error
+
+from ._array import Array, open
+from ._dropins import read_zarr_to_gpu, read_zarr_via_kvikio
+from ._group import Group, Multiscale, open_group, open_multiscale
+
+DeviceArray = _native.DeviceArray
+__version__: str = _native.__version__
+
+
+def cuda_available() -> bool:
+    """True when this build has CUDA and a device is usable from this process."""
+    return bool(_native.cuda_available())
+
+
+def system_info() -> dict:
+    """What this process can do with GPUs: CUDA build, devices, GPUDirect Storage, and which
+    I/O path device reads take and why (the same as `zarrdirect info --system`)."""
+    return _native.describe_system()
+
+
+__all__ = [
+    "Array",
+    "DeviceArray",
+    "Group",
+    "Multiscale",
+    "open",
+    "open_group",
+    "open_multiscale",
+    "read_zarr_to_gpu",
+    "read_zarr_via_kvikio",
+    "cuda_available",
+    "system_info",
+    "ZarrdirectError",
+    "InvalidMetadataError",
+    "UnsupportedError",
+    "CorruptDataError",
+    "ZarrIOError",
+    "NotFoundError",
+    "CudaError",
+    "InvalidArgumentError",
+    "InvalidIndexError",
+    "CancelledError",
+    "__version__",
+]

@@ -1,0 +1,219 @@
+"""zarrdirect.Array: one Zarr array, read into NumPy or GPU memory."""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+import numpy as np
+
+from . import _native
+from ._errors import InvalidArgumentError, InvalidMetadataError, NotFoundError, ZarrdirectError
+from ._options import parse_device, parse_stream, parse_threads, progress_callback
+from ._out import target_of
+from ._region import Selection, parse_region_string, select
+
+__all__ = ["Array", "open"]
+
+
+def _selection(region: Any, shape: tuple[int, ...]) -> Selection:
+    """A read's region argument -- None, an index tuple, a slice or int, or "0:10,:,5" -- as a box."""
+    if region is None:
+        return select((), shape)
+    if isinstance(region, str):
+        return select(parse_region_string(region), shape)
+    return select(region, shape)
+
+
+class Array:
+    """An open Zarr array (v2 or v3). Cheap to keep around; safe to read from several threads.
+
+    ``arr[10:20, :, 5]`` reads into a NumPy array, ``arr.cuda[10:20, :, 5]`` into GPU memory
+    (a :class:`zarrdirect.DeviceArray`); :meth:`read` takes the same regions plus an ``out=``
+    to fill, a CUDA stream, a thread count and a progress callback.
+    """
+
+    __slots__ = ("_native", "_metadata", "_dtype")
+
+    def __init__(self, native: "_native.Array") -> None:
+        self._native = native
+        self._metadata = native.metadata
+        self._dtype = np.dtype(self._metadata["typestr"])
+
+    # -- what the array is --------------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        return self._native.path
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._metadata["shape"])
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        """The chunk shape (for a sharded array, the shard shape: the unit of storage)."""
+        return tuple(self._metadata["chunks"])
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The element type in native byte order, which is how every read hands elements out."""
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._metadata["shape"])
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.uint64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._dtype.itemsize
+
+    @property
+    def zarr_format(self) -> int:
+        return self._metadata["zarr_format"]
+
+    @property
+    def attrs(self) -> dict:
+        """The user attributes (v2 .zattrs, v3 "attributes"); a copy, edits are not saved."""
+        return copy.deepcopy(self._metadata["attributes"])
+
+    @property
+    def fill_value(self) -> np.generic:
+        """What missing chunks read as, as a NumPy scalar of :attr:`dtype`."""
+        return np.frombuffer(self._native.fill_value_bytes, dtype=self._dtype)[0]
+
+    @property
+    def dimension_names(self) -> tuple | None:
+        names = self._metadata["dimension_names"]
+        return None if names is None else tuple(names)
+
+    @property
+    def info(self) -> dict:
+        """Everything zarrdirect knows about the array, JSON-friendly (for logs and debugging)."""
+        info = {key: copy.deepcopy(value) for key, value in self._metadata.items() if key != "attributes"}
+        info.update(path=self.path, dtype=str(self._dtype), nbytes=self.nbytes)
+        return info
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return (f"zarrdirect.Array({self.path!r}, shape={self.shape}, dtype={self._dtype}, "
+                f"chunks={self.chunks}, zarr_format={self.zarr_format})")
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def read(self, region: Any = None, device: Any = None, out: Any = None, stream: Any = None,
+             threads: int | None = None, progress: Any = False, *, return_stats: bool = False) -> Any:
+        """Reads `region` (None: everything) and returns it.
+
+        region: an index tuple as for ``arr[...]`` (``(slice(0, 10), 5)``), or a string
+            ``"0:10,:,5"`` with the same meaning (integers drop their dimension).
+        device: "cpu" (a NumPy array) or "cuda" / "cuda:N" (a DeviceArray); by default "cpu",
+            or where `out` lives.
+        out: memory to fill instead of new memory: a NumPy array, or any CUDA array (CuPy,
+            PyTorch, ...). It must be writable, of the selection's shape and the array's dtype;
+            strides are honoured. `out` itself is returned.
+        stream: a CUDA stream (handle, cupy or torch stream) to order the read on. Without one
+            the read has finished when this returns; with one, the data is ready for work queued
+            on that stream afterwards. For `out=` a CUDA array's own interface stream is used.
+        threads: reader threads (default: the library's choice, ZARRDIRECT_THREADS).
+        progress: True for a bar on stderr, or a callable(done, total) called about every
+            50 ms from this thread; returning False cancels (CancelledError). Ctrl-C always
+            cancels a read between chunks and raises KeyboardInterrupt.
+        return_stats: return ``(data, stats)``, stats being what the read did (chunks, bytes).
+        """
+        selection = _selection(region, self.shape)
+        data, stats = self._read(selection, device, out, stream, threads, progress)
+        return (data, stats) if return_stats else data
+
+    def _read(self, selection: Selection, device: Any, out: Any, stream: Any, threads: Any,
+              progress: Any) -> tuple[Any, dict]:
+        kind, ordinal = parse_device(device, out)
+        handle = parse_stream(stream)
+        thread_count = parse_threads(threads)
+        callback = progress_callback(progress)
+        if out is None:
+            return self._native.read(selection.region, list(selection.shape), kind, ordinal, handle,
+                                     thread_count, callback)
+        target = target_of(out, selection, self._dtype, kind)
+        stats = self._native.read_into(selection.region, target.pointer, target.byte_strides, target.device,
+                                       ordinal, handle if handle is not None else target.stream,
+                                       thread_count, callback)
+        return out, stats
+
+    def __getitem__(self, key: Any) -> Any:
+        """NumPy-style basic indexing into host memory: ints, slices without a step, ``...``, None."""
+        selection = select(key, self.shape)
+        data, _ = self._read(selection, "cpu", None, None, None, False)
+        return data[()] if selection.scalar else data
+
+    @property
+    def cuda(self) -> "_CudaIndexer":
+        """``arr.cuda[10:20, :, 5]``: the same indexing, into GPU memory (a DeviceArray)."""
+        return _CudaIndexer(self)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray(arr)`` reads the whole array."""
+        data = self.read()
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+
+class _CudaIndexer:
+    """The object behind ``arr.cuda``: indexing it reads into device memory."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, key: Any) -> "_native.DeviceArray":
+        selection = select(key, self._array.shape)
+        data, _ = self._array._read(selection, "cuda", None, None, None, False)
+        return data  # a 0-d DeviceArray for a scalar index: GPU libraries have no scalars
+
+
+def _group_hint(path: str) -> str | None:
+    """Why `path`, a group, cannot be opened as an array, and what to open instead."""
+    try:
+        group = _native.Group.open(path)
+    except ZarrdirectError:
+        return None
+    try:
+        image = _native.Multiscale.open(path)
+    except ZarrdirectError:
+        names = [name for name, _ in group.members()]
+        return (f"{path} is a Zarr group, not an array: open it with zarrdirect.open_group(path) "
+                f"(members: {', '.join(names) or 'none'})")
+    first = os.path.join(path, image.levels[0]["path"])
+    return (f"{path} is an OME-Zarr multiscale image (a group), not an array: use "
+            f"zarrdirect.open_multiscale(path) and .level(i) / .read(level=i), or open one level's "
+            f"array directly, e.g. zarrdirect.open({first!r})")
+
+
+def open(path: str | os.PathLike) -> Array:  # noqa: A001 - zarrdirect.open mirrors zarr.open
+    """Opens the Zarr array (v2 or v3) in folder `path`.
+
+    A group -- an OME-Zarr image included -- is refused with an error naming what to use
+    instead (zarrdirect.open_multiscale, open_group, or a level's own path): picking a level
+    silently would hide which resolution was read.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise NotFoundError.at(path, "No such file or directory")
+    if not any(os.path.exists(os.path.join(path, name)) for name in ("zarr.json", ".zarray", ".zgroup")):
+        raise NotFoundError.at(path, "Not a Zarr array: no zarr.json (v3) or .zarray (v2) found")
+    try:
+        return Array(_native.Array.open(path))
+    except (InvalidArgumentError, InvalidMetadataError) as error:
+        hint = _group_hint(path)
+        if hint is None:
+            raise
+        raise InvalidArgumentError(hint) from error

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) in build-fuzz, makes seed corpora from the
+# conformance corpus in .corpus/ (git-ignored) and runs each target for SECONDS (default 60).
+# Exits nonzero when any target finds something: a crash, a sanitizer report, a foreign exception,
+# a hang (-timeout), or memory over -rss_limit_mb. Reproducers land in .corpus/artifacts/.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]        e.g. scripts/fuzz.sh 300 fuzz_chunk_decode
+#   nice -n 10 scripts/fuzz.sh 60                what CI runs: a short pass over every target
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+all_targets=(fuzz_v3_metadata fuzz_v2_metadata fuzz_ome fuzz_shard_index fuzz_chunk_decode fuzz_region)
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
+conformance=${ZARRDIRECT_CONFORMANCE_DIR:-../shared/conformance}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER="${CC:-clang}" -DCMAKE_CXX_COMPILER="${CXX:-clang++}" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZARRDIRECT_FUZZ=ON -DZARRDIRECT_TESTS=OFF -DZARRDIRECT_CUDA=OFF \
+  -DZARRDIRECT_PYTHON=OFF -DZARRDIRECT_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j "$jobs" --target "${targets[@]}"
+
+# ---- Seeds: regenerated each run, so they follow the corpus and the registered codecs ----------
+seeds=.corpus/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{fuzz_v3_metadata,fuzz_v2_metadata,fuzz_ome,fuzz_shard_index,fuzz_chunk_decode,fuzz_region} .corpus/artifacts
+seed() {  # seed TARGET NAME < bytes
+  cat >"$seeds/$1/$2"
+}
+n=0
+if [ -d "$conformance" ]; then
+  while IFS= read -r -d '' file; do
+    n=$((n + 1))
+    case "$(basename "$file")" in
+      zarr.json)
+        if grep -q '"node_type": *"group"' "$file"; then
+          { printf '\x01'; cat "$file"; } | seed fuzz_ome "v3group_$n"
+        else
+          seed fuzz_v3_metadata "zarr_json_$n" <"$file"
+        fi ;;
+      .zarray)
+        dir=$(dirname "$file")
+        if [ -f "$dir/.zattrs" ]; then
+          { cat "$file"; printf '\0'; cat "$dir/.zattrs"; } | seed fuzz_v2_metadata "zarray_$n"
+        else
+          seed fuzz_v2_metadata "zarray_$n" <"$file"
+        fi ;;
+      .zattrs)
+        [ -f "$(dirname "$file")/.zgroup" ] && { printf '\x00'; cat "$file"; } | seed fuzz_ome "v2group_$n" ;;
+      .zgroup|.zmetadata|*.npy|case.json|manifest.json|README.md) ;;
+      *)
+        # A chunk or shard file: small ones seed the decoders as they are.
+        if [ "$(stat -c %s "$file")" -le 65536 ]; then
+          seed fuzz_chunk_decode "chunk_$n" <"$file"
+          case "$file" in
+            *sharded*) { printf '\x00'; cat "$file"; } | seed fuzz_shard_index "shard_$n" ;;
+          esac
+        fi ;;
+    esac
+  done < <(find "$conformance" -type f -print0)
+fi
+# One valid encoding per chain the decoder fuzzer runs, made by the target itself.
+if [ -x build-fuzz/fuzz/fuzz_chunk_decode ]; then
+  ZARRDIRECT_FUZZ_WRITE_SEEDS="$seeds/fuzz_chunk_decode/chains" build-fuzz/fuzz/fuzz_chunk_decode >/dev/null 2>&1 || true
+  if [ -d "$seeds/fuzz_chunk_decode/chains" ]; then
+    mv "$seeds/fuzz_chunk_decode/chains/"* "$seeds/fuzz_chunk_decode/" 2>/dev/null || true
+    rmdir "$seeds/fuzz_chunk_decode/chains"
+    i=0
+    for file in "$seeds"/fuzz_chunk_decode/sharding*; do
+      [ -f "$file" ] || continue
+      for selector in 0 1 2 3 4; do
+        { printf "\\x0$selector"; cat "$file"; } | seed fuzz_shard_index "chain_${i}_$selector"
+      done
+      i=$((i + 1))
+    done
+  fi
+fi
+# Regions: rank byte, extents (uint64, little-endian), text.
+region_seed() {  # region_seed NAME RANK "EXTENT..." TEXT
+  local name=$1 rank=$2 extents=$3 text=$4
+  {
+    printf "\\x0$rank"
+    for e in $extents; do python3 -c "import sys; sys.stdout.buffer.write(($e).to_bytes(8, 'little'))"; done
+    printf '%s' "$text"
+  } | seed fuzz_region "$name"
+}
+region_seed slices 3 "20 30 40" "0:10,:,5"
+region_seed negatives 2 "100 7" "-5:,-1"
+region_seed empty 1 "10" ""
+region_seed huge 1 "2**64-1" "-9223372036854775808:-1"
+region_seed scalar 0 "" ""
+
+# ---- Run ---------------------------------------------------------------------------------------
+declare -A max_len=([fuzz_v3_metadata]=16384 [fuzz_v2_metadata]=16384 [fuzz_ome]=16384
+                    [fuzz_shard_index]=65536 [fuzz_chunk_decode]=65536 [fuzz_region]=512)
+export ASAN_OPTIONS="allocator_may_return_null=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+failed=()
+for target in "${targets[@]}"; do
+  corpus=.corpus/$target
+  mkdir -p "$corpus"
+  echo "== $target: ${seconds}s (corpus $(ls "$corpus" | wc -l) files, seeds $(ls "$seeds/$target" | wc -l))"
+  if ! build-fuzz/fuzz/"$target" "$corpus" "$seeds/$target" \
+      -max_total_time="$seconds" -max_len="${max_len[$target]}" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+      -timeout=10 -print_final_stats=1 -artifact_prefix=".corpus/artifacts/$target-" 2>".corpus/$target.log"; then
+    failed+=("$target")
+    echo "!! $target found something: see .corpus/$target.log and .corpus/artifacts/"
+    grep -E "ERROR|SUMMARY|property violated|terminate|Test unit written" ".corpus/$target.log" | head -20 || true
+  fi
+  grep -E "^stat::number_of_executed_runs|^stat::peak_rss_mb|cov: .*ft:" ".corpus/$target.log" | tail -3 || true
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: findings in: ${failed[*]}"
+  exit 1
+fi
+echo "fuzz: ${#targets[@]} targets, ${seconds}s each, nothing found"
