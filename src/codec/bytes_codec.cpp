@@ -43,7 +43,7 @@ std::shared_ptr<ArrayToBytesCodec> make_bytes_codec(const nlohmann::json& config
     auto text = it->get<std::string>();
     if (text == "little") order = ByteOrder::little;
     else if (text == "big") order = ByteOrder::big;
-    else throw_bad_config("bytes", fmt::format("\"endian\" is \"{}\", expected \"little\" or \"big\"", text));
+    else throw_bad_config("bytes", fmt::format("\"endian\" is {}, expected \"little\" or \"big\"", it->dump()));
   } else if (decoded.dtype.size > 1) {
     throw_bad_config("bytes", fmt::format("\"endian\" is required for {}", decoded.dtype.name()));
   }

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "codec/codec.hpp"
@@ -55,6 +57,10 @@ CodecChain CodecChain::create(const nlohmann::json& codecs, const ArraySpec& dec
       if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string())
         throw_bad_config("chain", fmt::format("entry {} has no name", entry.dump()));
       auto name = entry["name"].get<std::string>();
+      // Names go into messages (and the registry's): one with control characters is refused here,
+      // before it can put a second line into the CLI's one-line error.
+      if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+        throw_bad_config("chain", fmt::format("codec name {} holds control characters", entry["name"].dump()));
       nlohmann::json configuration = entry.value("configuration", nlohmann::json::object());
       if (!configuration.is_object()) throw_bad_config(name, "configuration must be an object");
       switch (codec_kind(name)) {

@@ -42,7 +42,11 @@ class ThreadInflater {
 // Input handed to zlib in slices it can count.
 class InputFeeder {
  public:
-  InputFeeder(z_stream& stream, ByteSpan input) : stream_(stream), input_(input) {}
+  // Starts from nothing handed over: a reused stream may still point into a previous chunk.
+  InputFeeder(z_stream& stream, ByteSpan input) : stream_(stream), input_(input) {
+    stream_.next_in = nullptr;
+    stream_.avail_in = 0;
+  }
   void refill() {
     if (stream_.avail_in != 0 || handed_ == input_.size()) return;
     const std::size_t slice = std::min(input_.size() - handed_, kLargestSlice);

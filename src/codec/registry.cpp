@@ -5,10 +5,22 @@
 
 #include <fmt/format.h>
 
+#include "codec/astype_filter.hpp"
+#include "codec/bitround_filter.hpp"
+#include "codec/blosc_codec.hpp"
 #include "codec/bytes_codec.hpp"
+#include "codec/bz2_codec.hpp"
 #include "codec/crc32c.hpp"
+#include "codec/delta_filter.hpp"
+#include "codec/fixed_scale_offset_filter.hpp"
+#include "codec/gzip_codec.hpp"
+#include "codec/lz4_codec.hpp"
+#include "codec/quantize_filter.hpp"
 #include "codec/sharding.hpp"
+#include "codec/shuffle_filter.hpp"
 #include "codec/transpose.hpp"
+#include "codec/zlib_codec.hpp"
+#include "codec/zstd_codec.hpp"
 
 namespace zarrdirect::codec {
 namespace {
@@ -30,7 +42,24 @@ const Registry& registry() {
     r.array_to_bytes["bytes"] = make_bytes_codec;
     r.array_to_bytes["sharding_indexed"] = make_sharding_codec;
     r.bytes_to_bytes["crc32c"] = make_crc32c_codec;
-    // Compressors and v2 filters register here (codec issue).
+    // Compressors under their v3 names and their numcodecs names (v2 `compressor`, and
+    // zarr-python 3's numcodecs.* codecs); one implementation per library.
+    r.bytes_to_bytes["zstd"] = make_zstd_codec;
+    r.bytes_to_bytes["numcodecs.zstd"] = make_numcodecs_zstd_codec;
+    r.bytes_to_bytes["gzip"] = make_gzip_codec;
+    r.bytes_to_bytes["numcodecs.gzip"] = make_numcodecs_gzip_codec;
+    r.bytes_to_bytes["numcodecs.zlib"] = make_numcodecs_zlib_codec;
+    r.bytes_to_bytes["numcodecs.bz2"] = make_numcodecs_bz2_codec;
+    r.bytes_to_bytes["numcodecs.lz4"] = make_numcodecs_lz4_codec;
+    r.bytes_to_bytes["blosc"] = make_blosc_codec;
+    r.bytes_to_bytes["numcodecs.blosc"] = make_numcodecs_blosc_codec;
+    // numcodecs filters: v2 `filters` sit before the bytes codec, so they act on arrays.
+    r.array_to_array["numcodecs.delta"] = make_delta_filter;
+    r.array_to_array["numcodecs.fixedscaleoffset"] = make_fixed_scale_offset_filter;
+    r.array_to_array["numcodecs.astype"] = make_astype_filter;
+    r.array_to_array["numcodecs.quantize"] = make_quantize_filter;
+    r.array_to_array["numcodecs.bitround"] = make_bitround_filter;
+    r.array_to_array["numcodecs.shuffle"] = make_shuffle_filter;
     return r;
   }();
   return instance;

@@ -30,7 +30,9 @@ ShardingCodec::ShardingCodec(const nlohmann::json& configuration, const ArraySpe
   inner_spec_.dtype = shard_spec.dtype;
   inner_spec_.fill_value = shard_spec.fill_value;
   for (std::size_t d = 0; d < shape_json.size(); ++d) {
-    if (!shape_json[d].is_number_unsigned() || shape_json[d].get<std::uint64_t>() == 0)
+    const auto& extent = shape_json[d];
+    if (!extent.is_number_integer() || (!extent.is_number_unsigned() && extent.get<std::int64_t>() <= 0) ||
+        extent.get<std::uint64_t>() == 0)
       throw_bad_config(name(), "\"chunk_shape\" extents must be positive integers");
     auto inner = shape_json[d].get<std::uint64_t>();
     if (shard_spec.shape[d] % inner != 0)
@@ -53,8 +55,14 @@ ShardingCodec::ShardingCodec(const nlohmann::json& configuration, const ArraySpe
   nlohmann::json index_codecs = configuration.contains("index_codecs")
                                     ? configuration["index_codecs"]
                                     : nlohmann::json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}])");
+  // Checked here, before any entry is read: a number or a nameless entry is a metadata error.
+  if (!index_codecs.is_array()) throw_bad_config(name(), "\"index_codecs\" must be a list");
   for (const auto& codec : index_codecs) {
-    auto codec_name = codec.is_object() ? codec.value("name", "") : codec.get<std::string>();
+    auto name_field = codec.is_object() ? codec.find("name") : codec.end();
+    const nlohmann::json* codec_name_json = codec.is_string() ? &codec : name_field != codec.end() ? &*name_field : nullptr;
+    if (!codec_name_json || !codec_name_json->is_string())
+      throw_bad_config(name(), fmt::format("\"index_codecs\" entry {} has no name", codec.dump()));
+    auto codec_name = codec_name_json->get<std::string>();
     // The index must have a size known in advance to be found at the start or end of a shard.
     if (codec_name != "bytes" && codec_name != "crc32c" && codec_name != "transpose")
       throw Error(ErrorKind::unsupported,

@@ -13,6 +13,7 @@ class TransposeCodec final : public ArrayToArrayCodec {
  public:
   TransposeCodec(const ArraySpec& decoded, std::vector<std::size_t> order) : decoded_(decoded), order_(std::move(order)) {
     encoded_.dtype = decoded.dtype;
+    encoded_.fill_value = decoded.fill_value;
     for (auto axis : order_) encoded_.shape.push_back(decoded.shape[axis]);
     inverse_.resize(order_.size());
     for (std::size_t k = 0; k < order_.size(); ++k) inverse_[order_[k]] = k;
@@ -85,7 +86,9 @@ std::unique_ptr<ArrayToArrayCodec> make_transpose_codec(const nlohmann::json& co
   } else {
     if (!order_json.is_array()) throw_bad_config("transpose", "\"order\" must be a list of axes");
     for (const auto& axis : order_json) {
-      if (!axis.is_number_unsigned() || axis.get<std::uint64_t>() >= rank)
+      // Signed or unsigned JSON integers alike (JSON built in code holds them signed).
+      if (!axis.is_number_integer() || (!axis.is_number_unsigned() && axis.get<std::int64_t>() < 0) ||
+          axis.get<std::uint64_t>() >= rank)
         throw_bad_config("transpose", fmt::format("\"order\" entry {} is not an axis of a rank {} array", axis.dump(), rank));
       order.push_back(axis.get<std::size_t>());
     }
