@@ -1,9 +1,8 @@
-#include <fstream>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
+#include "cli/open_target.hpp"
 #include "codec/registry.hpp"
 #include "engine/device_info.hpp"
 #include "store/file_store.hpp"
@@ -113,15 +112,6 @@ void print_group(const nlohmann::json& doc) {
                level["dtype"].get<std::string>(), level["scale"].dump());
 }
 
-bool is_group(const std::string& path) {
-  std::filesystem::path p(path);
-  if (std::filesystem::exists(p / ".zgroup") && !std::filesystem::exists(p / ".zarray")) return true;
-  if (!std::filesystem::exists(p / "zarr.json")) return false;
-  std::ifstream in(p / "zarr.json");
-  auto doc = nlohmann::json::parse(in, nullptr, false);
-  return doc.is_object() && doc.value("node_type", "") == "group";
-}
-
 }  // namespace
 
 Run add_info_command(CLI::App& app) {
@@ -139,7 +129,7 @@ Run add_info_command(CLI::App& app) {
       return 0;
     }
     if (options->path.empty()) throw Error(ErrorKind::invalid_argument, "info: a PATH is required (or --system)");
-    if (is_group(options->path)) {
+    if (is_group_folder(options->path)) {
       auto doc = describe_group(options->path);
       if (options->json) fmt::print("{}\n", doc.dump(2));
       else print_group(doc);

@@ -1,25 +1,25 @@
 #include "cli/open_target.hpp"
 
 #include <filesystem>
+#include <fstream>
 
 #include "zarrdirect/group.hpp"
 
 namespace zarrdirect::cli {
 
+bool is_group_folder(const std::string& path) {
+  std::filesystem::path folder(path);
+  if (std::filesystem::exists(folder / ".zgroup") && !std::filesystem::exists(folder / ".zarray")) return true;
+  if (!std::filesystem::exists(folder / "zarr.json")) return false;
+  std::ifstream in(folder / "zarr.json");
+  auto doc = nlohmann::json::parse(in, nullptr, false);
+  // Only a well-formed group says so; anything else goes to the array parser, which names the fault.
+  return doc.is_object() && doc.contains("node_type") && doc["node_type"] == "group";
+}
+
 Array open_target(const std::string& path, std::optional<std::size_t> level) {
-  if (level) return Multiscale::open(path).open_level(*level);
   // A multiscale group read without --level means its full-resolution level, as viewers do.
-  bool is_array = std::filesystem::exists(std::filesystem::path(path) / ".zarray");
-  if (!is_array && std::filesystem::exists(std::filesystem::path(path) / "zarr.json")) {
-    try {
-      return Array::open(path);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::invalid_metadata) throw;
-      return Multiscale::open(path).open_level(0);
-    }
-  }
-  if (!is_array && std::filesystem::exists(std::filesystem::path(path) / ".zgroup"))
-    return Multiscale::open(path).open_level(0);
+  if (level || is_group_folder(path)) return Multiscale::open(path).open_level(level.value_or(0));
   return Array::open(path);
 }
 

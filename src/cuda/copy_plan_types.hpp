@@ -44,7 +44,7 @@ ZARRDIRECT_HOST_DEVICE inline void unit_offsets(const PlanDims<R>& dims, int ran
   const int n = (R == kMaxPlanDims) ? rank : R;
   std::int64_t s = 0;
   std::int64_t d = 0;
-#if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__)  // device code only: the host compiler does not know the pragma
 #pragma unroll
 #endif
   for (int k = n - 1; k > 0; --k) {

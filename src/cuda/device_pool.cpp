@@ -1,6 +1,7 @@
 #include "cuda/device_pool.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -10,20 +11,27 @@
 #include "cuda/cufile.hpp"
 
 namespace zarrdirect::cuda {
+namespace {
+constexpr std::size_t kPage = 4096;
+}  // namespace
 
 StagingSlot::StagingSlot(int device_id, std::size_t bytes, bool is_pinned)
     : device(device_id), capacity(bytes), pinned(is_pinned) {
   if (pinned) {
-    // Portable: usable from every device's context, should the slot's stream ever move.
-    check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&host), capacity, cudaHostAllocPortable),
+    // Portable: usable from every device's context. One page more than needed, so that the
+    // buffer can start on a page boundary (O_DIRECT reads land in it) whatever the allocator's
+    // alignment.
+    check_cuda(cudaHostAlloc(&pinned_allocation, capacity + kPage, cudaHostAllocPortable),
                "cudaHostAlloc (pinned staging)");
+    const auto at = reinterpret_cast<std::uintptr_t>(pinned_allocation);
+    host = static_cast<std::byte*>(pinned_allocation) + (kPage - at % kPage) % kPage;
   } else {
     host = static_cast<std::byte*>(std::aligned_alloc(4096, capacity));
     if (!host) throw std::bad_alloc();
   }
   cudaError_t status = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
   if (status != cudaSuccess) {
-    if (pinned) cudaFreeHost(host);
+    if (pinned) cudaFreeHost(pinned_allocation);
     else std::free(host);
     throw cuda_error(status, "cudaEventCreateWithFlags");
   }
@@ -34,7 +42,7 @@ StagingSlot::~StagingSlot() {
   if (gds_registered) CuFile::instance().buf_deregister(device_scratch);
   if (device_scratch) cudaFree(device_scratch);
   if (done) cudaEventDestroy(done);
-  if (pinned) cudaFreeHost(host);
+  if (pinned) cudaFreeHost(pinned_allocation);
   else std::free(host);
 }
 

@@ -32,7 +32,8 @@ struct StagingSlot {
   const int device;
   const std::size_t capacity;
   const bool pinned;                 // cudaHostAlloc'ed; else ordinary page-aligned memory
-  std::byte* host = nullptr;
+  std::byte* host = nullptr;         // page-aligned, capacity bytes
+  void* pinned_allocation = nullptr; // what cudaHostAlloc returned (host is inside it)
   std::byte* device_scratch = nullptr;
   cudaEvent_t done = nullptr;
   bool in_flight = false;            // `done` was recorded after the slot's last use

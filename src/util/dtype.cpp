@@ -58,6 +58,17 @@ std::uint16_t swap16(std::uint16_t v) { return __builtin_bswap16(v); }
 std::uint32_t swap32(std::uint32_t v) { return __builtin_bswap32(v); }
 std::uint64_t swap64(std::uint64_t v) { return __builtin_bswap64(v); }
 
+// A name from metadata, quoted for a message, control characters escaped (one line, always).
+std::string printable(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 std::string DataType::name() const {
@@ -74,13 +85,15 @@ std::string DataType::numpy_typestr(ByteOrder order) const {
 DataType parse_v3_data_type(std::string_view name) {
   for (const auto& named : kV3Types)
     if (named.name == name) return named.type;
-  throw Error(ErrorKind::unsupported, fmt::format("data_type \"{}\" is not supported", name));
+  throw Error(ErrorKind::unsupported, fmt::format("data_type {} is not supported", printable(name)));
 }
 
 TypestrParts parse_numpy_typestr(std::string_view typestr) {
   auto refuse = [&](std::string_view why) -> TypestrParts {
-    throw Error(ErrorKind::unsupported, fmt::format("dtype \"{}\": {}", typestr, why));
+    throw Error(ErrorKind::unsupported, fmt::format("dtype {}: {}", printable(typestr), why));
   };
+  if (typestr.size() >= 2 && typestr[1] == 'O')
+    return refuse("object arrays are refused: they would need pickle to decode");
   if (typestr.size() < 3) return refuse("not a NumPy typestring such as \"<u2\"");
   ByteOrder order;
   switch (typestr[0]) {
@@ -91,7 +104,8 @@ TypestrParts parse_numpy_typestr(std::string_view typestr) {
     default: return refuse("the first character must be '<', '>' or '|'");
   }
   std::string_view size_text = typestr.substr(2);
-  if (size_text.size() > 2 || !std::all_of(size_text.begin(), size_text.end(), ::isdigit))
+  if (size_text.size() > 2 ||
+      !std::all_of(size_text.begin(), size_text.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return refuse("the size must be a small number of bytes");
   int size = std::stoi(std::string(size_text));
   DataType type;

@@ -42,13 +42,12 @@ TEST(Npy, FortranOrderBigEndianIsConverted) {
   std::string header = "{'descr': '>u2', 'fortran_order': True, 'shape': (2, 3), }";
   header.append(64 - (10 + header.size() + 1) % 64, ' ');
   header.push_back('\n');
-  std::vector<std::uint8_t> file{0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<std::uint8_t>(header.size()), 0};
-  file.insert(file.end(), header.begin(), header.end());
-  for (std::uint8_t v : {1, 4, 2, 5, 3, 6}) {
-    file.push_back(0);
+  std::string file = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
+  for (char v : {char{1}, char{4}, char{2}, char{5}, char{3}, char{6}}) {
+    file.push_back('\0');
     file.push_back(v);
   }
-  test::write_bytes(dir / "f.npy", file);
+  test::write_text(dir / "f.npy", file);
   auto native = read_npy(dir / "f.npy").native_c_order();
   std::vector<std::uint16_t> values(6);
   std::memcpy(values.data(), native.data(), 12);

@@ -21,14 +21,17 @@ std::int64_t parse_integer(std::string_view text, std::size_t dim) {
   return value;
 }
 
+// |value| of a negative value, in unsigned arithmetic so that INT64_MIN does not overflow.
+std::uint64_t magnitude(std::int64_t negative) { return static_cast<std::uint64_t>(-(negative + 1)) + 1; }
+
 // A slice bound as NumPy reads it: negative counts from the end, then clipped to [0, extent].
+// Unsigned throughout: extents may exceed INT64_MAX.
 std::uint64_t slice_bound(std::string_view text, std::uint64_t extent, std::uint64_t if_empty,
                           std::size_t dim) {
   if (text.empty()) return if_empty;
   std::int64_t value = parse_integer(text, dim);
-  auto signed_extent = static_cast<std::int64_t>(extent);
-  if (value < 0) value = std::max<std::int64_t>(0, value + signed_extent);
-  return static_cast<std::uint64_t>(std::min(value, signed_extent));
+  if (value < 0) return magnitude(value) >= extent ? 0 : extent - magnitude(value);
+  return std::min(static_cast<std::uint64_t>(value), extent);
 }
 
 std::string_view trim(std::string_view s) {
@@ -73,11 +76,9 @@ Region parse_region(std::string_view text, std::span<const std::uint64_t> shape)
       if (item.empty()) bad_region(fmt::format("dimension {} is empty", dim));
       // A bare index must name an element: "7" on an extent of 5 is an error, not a clip.
       std::int64_t index = parse_integer(item, dim);
-      auto signed_extent = static_cast<std::int64_t>(extent);
-      if (index < 0) index += signed_extent;
-      if (index < 0 || index >= signed_extent)
-        bad_region(fmt::format("dimension {}: index {} is outside [0, {})", dim, item, extent));
-      auto first = static_cast<std::uint64_t>(index);
+      bool inside = index < 0 ? magnitude(index) <= extent : static_cast<std::uint64_t>(index) < extent;
+      if (!inside) bad_region(fmt::format("dimension {}: index {} is outside [0, {})", dim, item, extent));
+      std::uint64_t first = index < 0 ? extent - magnitude(index) : static_cast<std::uint64_t>(index);
       region.push_back({first, first + 1});
     } else {
       if (item.find(':', colon + 1) != std::string_view::npos)

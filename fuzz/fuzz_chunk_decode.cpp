@@ -1,0 +1,119 @@
+// One stored chunk decoded by every fixed chain whose codecs are registered in this build (bytes;
+// bytes + crc32c; transpose; sharding, plain, nested and with compressed inner chunks; each
+// compressor under its v3 and numcodecs names). Only zarrdirect::Error may come out, and no chain
+// may allocate what a hostile header claims: the RSS limit of the run catches that.
+//
+// With ZARRDIRECT_FUZZ_WRITE_SEEDS=<folder> in the environment the target writes one valid
+// encoding per chain there and exits: scripts/fuzz.sh uses that for the seed corpus.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "codec/codec.hpp"
+#include "codec/registry.hpp"
+#include "fuzz_support.hpp"
+
+namespace {
+
+using nlohmann::json;
+using zarrdirect::codec::CodecChain;
+
+struct NamedChain {
+  std::string name;
+  CodecChain chain;
+};
+
+// Chains whose codecs exist in this build; the others are left out (and listed once on stderr).
+std::vector<NamedChain>& chains() {
+  static std::vector<NamedChain> list = [] {
+    json le = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+    json be = {{"name", "bytes"}, {"configuration", {{"endian", "big"}}}};
+    json crc = {{"name", "crc32c"}};
+    json transpose = {{"name", "transpose"}, {"configuration", {{"order", {1, 0}}}}};
+    std::vector<std::pair<std::string, json>> compressors = {
+        {"zstd", {{"name", "zstd"}, {"configuration", {{"level", 3}, {"checksum", false}}}}},
+        {"zstd_checksum", {{"name", "zstd"}, {"configuration", {{"level", 3}, {"checksum", true}}}}},
+        {"gzip", {{"name", "gzip"}, {"configuration", {{"level", 5}}}}},
+        {"blosc", {{"name", "blosc"},
+                   {"configuration", {{"cname", "zstd"}, {"clevel", 5}, {"shuffle", "bitshuffle"}, {"typesize", 2}, {"blocksize", 0}}}}},
+        {"numcodecs.zlib", {{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}},
+        {"numcodecs.gzip", {{"name", "numcodecs.gzip"}, {"configuration", {{"level", 1}}}}},
+        {"numcodecs.zstd", {{"name", "numcodecs.zstd"}, {"configuration", {{"level", 1}}}}},
+        {"numcodecs.bz2", {{"name", "numcodecs.bz2"}, {"configuration", {{"level", 1}}}}},
+        {"numcodecs.lz4", {{"name", "numcodecs.lz4"}, {"configuration", {{"acceleration", 1}}}}},
+        {"numcodecs.blosc", {{"name", "numcodecs.blosc"},
+                             {"configuration", {{"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}, {"blocksize", 0}}}}},
+    };
+    std::vector<std::pair<std::string, json>> wanted = {
+        {"bytes", json::array({le})},
+        {"bytes_big_crc32c", json::array({be, crc})},
+        {"transpose_bytes", json::array({transpose, be})},
+        {"sharding", json::array({{{"name", "sharding_indexed"},
+                                   {"configuration", {{"chunk_shape", {4, 4}}, {"codecs", json::array({le})}}}}})},
+        {"sharding_start_crc32c",
+         json::array({{{"name", "sharding_indexed"},
+                       {"configuration",
+                        {{"chunk_shape", {2, 8}}, {"codecs", json::array({le, crc})}, {"index_location", "start"}}}}})},
+        {"sharding_nested",
+         json::array({{{"name", "sharding_indexed"},
+                       {"configuration",
+                        {{"chunk_shape", {4, 4}},
+                         {"codecs", json::array({{{"name", "sharding_indexed"},
+                                                  {"configuration", {{"chunk_shape", {2, 2}}, {"codecs", json::array({le})}}}}})}}}}})},
+    };
+    for (const auto& [name, codec] : compressors) {
+      wanted.push_back({name, json::array({le, codec})});
+      wanted.push_back({"sharding_" + name, json::array({{{"name", "sharding_indexed"},
+                                                          {"configuration",
+                                                           {{"chunk_shape", {4, 4}}, {"codecs", json::array({le, codec})}}}}})});
+    }
+    zarrdirect::DataType u16{zarrdirect::ScalarKind::unsigned_int, 2};
+    zarrdirect::codec::ArraySpec spec{{8, 8}, u16, std::vector<std::byte>(2, std::byte{0})};
+    std::vector<NamedChain> chains;
+    std::string left_out;
+    for (const auto& [name, codecs] : wanted) {
+      try {
+        chains.push_back({name, CodecChain::create(codecs, spec, name)});
+      } catch (const zarrdirect::Error& e) {
+        if (e.kind() != zarrdirect::ErrorKind::unsupported) throw;  // our own chains must be valid
+        left_out += " " + name;
+      }
+    }
+    if (!left_out.empty()) std::fprintf(stderr, "fuzz_chunk_decode: chains not registered in this build:%s\n", left_out.c_str());
+    return chains;
+  }();
+  return list;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const char* seeds = std::getenv("ZARRDIRECT_FUZZ_WRITE_SEEDS");
+  if (!seeds || !*seeds) return 0;
+  std::filesystem::create_directories(seeds);
+  std::vector<std::uint16_t> values(64);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint16_t>(i * 37 % 11);
+  for (const auto& [name, chain] : chains()) {
+    auto encoded = chain.encode(std::as_bytes(std::span(values)));
+    std::ofstream(std::filesystem::path(seeds) / name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(encoded.data()), static_cast<std::streamsize>(encoded.size()));
+  }
+  std::exit(0);
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  auto encoded = std::as_bytes(std::span(data, size));
+  std::vector<std::byte> decoded(128);
+  zarrdirect::codec::Scratch scratch;
+  for (const auto& [name, chain] : chains()) {
+    try {
+      chain.decode(encoded, decoded, scratch);
+    } catch (const zarrdirect::Error&) {
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,140 @@
+// The CUDA build's side of engine/device_read.hpp, device_copy.hpp and cuda_available():
+// picking the I/O path for a device read and running the reader into the matching sink.
+//
+// Path choice (Settings::io_path):
+//   gds       cuFile for every uncompressed chunk; an Error when cuFile cannot be opened.
+//   staged    pread into pinned staging, upload, scatter (DeviceSink).
+//   automatic cuFile only when it runs natively (nvidia-fs loaded) and the array is
+//             uncompressed and unsharded: in compatibility mode cuFile itself bounces through
+//             host memory, and the staged path does the same with more parallelism.
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/cuda_runtime_state.hpp"
+#include "cuda/cufile.hpp"
+#include "cuda/device_pool.hpp"
+#include "cuda/device_sink.hpp"
+#include "cuda/gds_sink.hpp"
+#include "engine/device_copy.hpp"
+#include "engine/device_read.hpp"
+#include "engine/reader.hpp"
+
+namespace zarrdirect {
+namespace {
+
+[[noreturn]] void no_device(std::string_view what) {
+  throw Error(ErrorKind::cuda, fmt::format("{}: no usable CUDA device ({}); read to Device::cpu instead", what,
+                                           cuda::cuda_unavailable_reason()));
+}
+
+// The device that owns the destination, refusing memory no kernel can write.
+int destination_device(const void* data) {
+  cudaPointerAttributes attributes{};
+  cuda::check_cuda(cudaPointerGetAttributes(&attributes, data), "cudaPointerGetAttributes (destination)");
+  switch (attributes.type) {
+    case cudaMemoryTypeDevice:
+    case cudaMemoryTypeManaged:
+    case cudaMemoryTypeHost:  // pinned and mapped: kernels reach it through unified addressing
+      return attributes.device;
+    default:
+      throw Error(ErrorKind::invalid_argument,
+                  "read_into: the destination is ordinary host memory, not CUDA memory; use Device::cpu for it");
+  }
+}
+
+// Restores the calling thread's current device: a read into another device's memory switches
+// to that device for its work, and the caller should not find itself switched afterwards.
+class DeviceRestorer {
+ public:
+  DeviceRestorer() { have_ = cudaGetDevice(&device_) == cudaSuccess; }
+  ~DeviceRestorer() {
+    int now = -1;
+    if (have_ && cudaGetDevice(&now) == cudaSuccess && now != device_) cudaSetDevice(device_);
+  }
+  DeviceRestorer(const DeviceRestorer&) = delete;
+  DeviceRestorer& operator=(const DeviceRestorer&) = delete;
+
+ private:
+  int device_ = 0;
+  bool have_ = false;
+};
+
+}  // namespace
+
+bool cuda_available() { return cuda::cuda_device_count() > 0; }
+
+std::shared_ptr<void> allocate_device_memory(std::size_t nbytes) {
+  if (!cuda_available()) no_device("cannot allocate device memory");
+  void* data = nullptr;
+  // At least one byte, as for host buffers: an empty result still has a valid, distinct pointer.
+  cuda::check_cuda(cudaMalloc(&data, std::max<std::size_t>(nbytes, 1)),
+                   fmt::format("cudaMalloc ({} bytes for the result)", nbytes));
+  return std::shared_ptr<void>(data, [](void* p) { cudaFree(p); });
+}
+
+ReadStats read_to_device(const Array::Impl& array, const Region& region, const DestinationLayout& layout,
+                         void* cuda_stream, const Settings& settings) {
+  if (!cuda_available()) no_device("GPU read");
+  for (const auto& range : region) {
+    if (range.size() == 0) {
+      ReadStats stats;  // nothing to read, nothing to place
+      stats.io_path = "staged";
+      return stats;
+    }
+  }
+  const int device = destination_device(layout.data);
+  DeviceRestorer restore;
+  cuda::use_device(device);
+
+  const auto& metadata = array.metadata;
+  const bool eligible = array.chain.is_identity() && array.sharding == nullptr;
+  bool use_gds = false;
+  cuda::CuFile* cufile = nullptr;
+  if (settings.io_path == IoPath::gds || (settings.io_path == IoPath::automatic && eligible)) {
+    cufile = &cuda::CuFile::instance();
+    cuda::CuFileState state = cufile->state();
+    if (settings.io_path == IoPath::gds || (state.loaded && state.native)) {
+      cuda::check_cuda(cudaFree(nullptr), "cudaFree (CUDA context for cuFile)");
+      state = cufile->open_driver();
+    }
+    if (settings.io_path == IoPath::gds) {
+      if (!state.driver_open)
+        throw Error(ErrorKind::unsupported, fmt::format("I/O path gds: GPUDirect Storage is unusable: {}", state.detail));
+      use_gds = true;
+    } else {
+      use_gds = state.driver_open && state.native;
+    }
+  }
+
+  cuda::DeviceSinkOptions options;
+  options.device = device;
+  options.slot_bytes = static_cast<std::size_t>(array.sharding ? array.sharding->inner_chain().decoded_spec().nbytes()
+                                                               : metadata.chunk_nbytes());
+  options.staging_bytes = settings.staging_bytes;
+  options.slots_per_thread = settings.slots_per_thread;
+  options.caller_stream = static_cast<cudaStream_t>(cuda_stream);
+  if (use_gds) {
+    cuda::GdsSink sink(layout, metadata.fill_value, options, *cufile, cufile->state().native);
+    return run_read(array, region, sink, settings);
+  }
+  cuda::DeviceSink sink(layout, metadata.fill_value, options);
+  return run_read(array, region, sink, settings);
+}
+
+std::vector<std::byte> copy_to_host(const NDArray& array) {
+  std::vector<std::byte> bytes(array.nbytes());
+  if (bytes.empty()) return bytes;
+  if (array.device() == Device::cuda) {
+    if (!cuda_available()) no_device("copy to host");
+    cuda::check_cuda(cudaMemcpy(bytes.data(), array.data(), bytes.size(), cudaMemcpyDefault),
+                     "cudaMemcpy (device result to host)");
+  } else {
+    std::memcpy(bytes.data(), array.data(), bytes.size());
+  }
+  return bytes;
+}
+
+}  // namespace zarrdirect

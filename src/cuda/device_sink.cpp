@@ -1,0 +1,244 @@
+#include "cuda/device_sink.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "cuda/copy_plan.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/kernels.cuh"
+
+namespace zarrdirect::cuda {
+namespace {
+
+constexpr std::size_t kPage = 4096;
+std::size_t round_to_page(std::size_t n) { return (std::max<std::size_t>(n, 1) + kPage - 1) / kPage * kPage; }
+
+std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+}  // namespace
+
+DeviceSink::DeviceSink(const DestinationLayout& destination, std::span<const std::byte> fill_value,
+                       const DeviceSinkOptions& options)
+    : destination_(destination), fill_value_(fill_value.begin(), fill_value.end()), options_(options) {
+  if (fill_value_.size() != destination_.element_size)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("device read: fill value of {} bytes for {} byte elements", fill_value_.size(),
+                            destination_.element_size));
+  fill_uniform_ = std::all_of(fill_value_.begin(), fill_value_.end(), [&](std::byte b) { return b == fill_value_[0]; });
+}
+
+DeviceSink::~DeviceSink() {
+  bool broken = false;
+  try {
+    use_device(options_.device);
+  } catch (const Error&) {
+    broken = true;
+  }
+  if (!synchronized_ && !broken) {
+    // start() or a worker failed before finish(): let queued work drain before anything is reused.
+    for (auto& worker : workers_)
+      if (worker.stream && cudaStreamSynchronize(worker.stream) != cudaSuccess) broken = true;
+  }
+  release(broken);
+  if (ready_) cudaEventDestroy(ready_);
+  (void)cudaGetLastError();
+}
+
+void DeviceSink::start(unsigned workers, std::size_t max_chunk_bytes) {
+  use_device(options_.device);
+  workers_ = std::vector<Worker>(std::max(workers, 1u));
+  const std::size_t count = workers_.size();
+  slot_bytes_ = round_to_page(options_.slot_bytes ? options_.slot_bytes : max_chunk_bytes);
+
+  auto& pool = DevicePool::instance();
+  auto streams = pool.acquire_streams(options_.device, count);
+  for (std::size_t w = 0; w < count; ++w) workers_[w].stream = streams[w];
+
+  // Order the read after the caller's earlier work: an event on the caller's stream (or on the
+  // legacy default stream, which waits for every blocking stream) that every worker stream waits
+  // for. The GDS sink writes with cuFile, outside any stream, so it waits on the host as well.
+  cudaStream_t upstream = options_.caller_stream ? options_.caller_stream : cudaStreamLegacy;
+  check_cuda(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  check_cuda(cudaEventRecord(ready_, upstream), "cudaEventRecord (caller's stream)");
+  for (auto& worker : workers_) check_cuda(cudaStreamWaitEvent(worker.stream, ready_, 0), "cudaStreamWaitEvent");
+  if (options_.host_waits_for_caller) check_cuda(cudaEventSynchronize(ready_), "cudaEventSynchronize (caller's stream)");
+
+  // Pinned staging within the budget (see the header).
+  const std::size_t fit = options_.staging_bytes / slot_bytes_;  // pinned slots the budget holds
+  std::size_t per_worker = 1;
+  std::size_t pinned_workers = count;
+  if (fit >= count) {
+    per_worker = std::clamp<std::size_t>(fit / count, 1, std::max(options_.slots_per_thread, 1u));
+  } else {
+    pinned_workers = fit;
+  }
+  auto pinned = pool.acquire_slots(options_.device, slot_bytes_, pinned_workers * per_worker);
+  std::size_t next = 0;
+  for (std::size_t w = 0; w < count; ++w) {
+    auto& ring = workers_[w].ring;
+    if (w < pinned_workers) {
+      for (std::size_t k = 0; k < per_worker; ++k) ring.push_back(std::move(pinned[next++]));
+    } else {
+      ring.push_back(std::make_unique<StagingSlot>(options_.device, slot_bytes_, false));
+    }
+  }
+}
+
+std::size_t DeviceSink::pinned_slots() const {
+  std::size_t n = 0;
+  for (const auto& worker : workers_)
+    for (const auto& slot : worker.ring) n += slot->pinned ? 1 : 0;
+  return n;
+}
+
+StagingSlot& DeviceSink::next_slot(Worker& worker) {
+  StagingSlot& slot = *worker.ring[worker.next];
+  worker.next = (worker.next + 1) % worker.ring.size();
+  return slot;
+}
+
+void DeviceSink::grow(Worker& worker, std::size_t nbytes) {
+  // Not expected (every chunk of a read has the same decoded size), but correct if it happens:
+  // drain this worker's stream and swap its slots for larger ones.
+  check_cuda(cudaStreamSynchronize(worker.stream), "cudaStreamSynchronize");
+  const std::size_t capacity = round_to_page(nbytes);
+  std::size_t pinned = 0;
+  for (const auto& slot : worker.ring) pinned += slot->pinned ? 1 : 0;
+  const std::size_t ordinary = worker.ring.size() - pinned;
+  DevicePool::instance().release_slots(std::move(worker.ring), options_.staging_bytes);
+  worker.ring = DevicePool::instance().acquire_slots(options_.device, capacity, pinned);
+  for (std::size_t k = 0; k < ordinary; ++k)
+    worker.ring.push_back(std::make_unique<StagingSlot>(options_.device, capacity, false));
+  worker.next = 0;
+  worker.current = nullptr;
+}
+
+std::span<std::byte> DeviceSink::staging(unsigned worker_index, std::size_t nbytes) {
+  use_device(options_.device);
+  Worker& worker = workers_[worker_index];
+  if (nbytes > worker.ring.front()->capacity) grow(worker, nbytes);
+  StagingSlot& slot = next_slot(worker);
+  // A pinned slot's host memory may still be feeding its last upload. Ordinary memory is free
+  // again as soon as cudaMemcpyAsync returns, and the scratch is reused in stream order.
+  if (slot.in_flight && slot.pinned) {
+    check_cuda(cudaEventSynchronize(slot.done), "cudaEventSynchronize (staging slot)");
+    slot.in_flight = false;
+  }
+  worker.current = &slot;
+  return {slot.host, slot.capacity};
+}
+
+void DeviceSink::place(unsigned worker_index, std::span<const std::byte> chunk, const ChunkBox& box) {
+  use_device(options_.device);
+  Worker& worker = workers_[worker_index];
+  StagingSlot* slot = worker.current;
+  worker.current = nullptr;
+  if (!slot) throw Error(ErrorKind::invalid_argument, "device sink: place() without staging()");
+  if (box.num_elements() == 0) return;
+  const ChunkRange range = chunk_range(box, destination_.element_size);
+  if (range.first_byte + range.nbytes > chunk.size())
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("device sink: box needs {} chunk bytes, the chunk holds {}", range.first_byte + range.nbytes,
+                            chunk.size()));
+  std::byte* dst = destination_.address_of(box.offset_in_dest);
+  const std::byte* src = chunk.data() + range.first_byte;
+  // The scratch comes from cudaMalloc (256-byte aligned) and the range is uploaded to its start,
+  // so the source origin is aligned for any unit: 0 stands for it.
+  const BoxPlan plan = plan_box_copy(box, destination_, 0, address(dst));
+  if (plan.contiguous) {
+    check_cuda(cudaMemcpyAsync(dst, src, range.nbytes, cudaMemcpyDefault, worker.stream),
+               "cudaMemcpyAsync (chunk to destination)");
+  } else {
+    std::byte* scratch = slot->scratch();
+    check_cuda(cudaMemcpyAsync(scratch, src, range.nbytes, cudaMemcpyDefault, worker.stream),
+               "cudaMemcpyAsync (chunk to device scratch)");
+    check_cuda(launch_copy(plan.plan, scratch, dst, worker.stream), "scatter kernel launch");
+  }
+  check_cuda(cudaEventRecord(slot->done, worker.stream), "cudaEventRecord (staging slot)");
+  slot->in_flight = true;
+}
+
+void DeviceSink::fill(unsigned worker_index, const ChunkBox& box) {
+  use_device(options_.device);
+  Worker& worker = workers_[worker_index];
+  if (box.num_elements() == 0) return;
+  std::byte* dst = destination_.address_of(box.offset_in_dest);
+  std::array<std::byte, 16> unit{};
+  const BoxPlan plan = plan_box_fill(box, destination_, fill_value_, address(dst), unit);
+  if (plan.contiguous && fill_uniform_) {
+    check_cuda(cudaMemsetAsync(dst, std::to_integer<int>(fill_value_[0]), plan.plan.count * plan.plan.unit,
+                               worker.stream),
+               "cudaMemsetAsync (fill value)");
+    return;
+  }
+  check_cuda(launch_fill(plan.plan, unit.data(), dst, worker.stream), "fill kernel launch");
+}
+
+StagingSlot& DeviceSink::idle_slot(unsigned worker_index) {
+  use_device(options_.device);
+  Worker& worker = workers_[worker_index];
+  StagingSlot& slot = next_slot(worker);
+  if (slot.in_flight) {
+    check_cuda(cudaEventSynchronize(slot.done), "cudaEventSynchronize (staging slot)");
+    slot.in_flight = false;
+  }
+  slot.scratch();
+  return slot;
+}
+
+void DeviceSink::scatter_from_device(unsigned worker_index, StagingSlot& slot, const std::byte* src_origin,
+                                     const ChunkBox& box) {
+  use_device(options_.device);
+  Worker& worker = workers_[worker_index];
+  if (box.num_elements() == 0) return;
+  std::byte* dst = destination_.address_of(box.offset_in_dest);
+  const BoxPlan plan = plan_box_copy(box, destination_, address(src_origin), address(dst));
+  if (plan.contiguous) {
+    check_cuda(cudaMemcpyAsync(dst, src_origin, plan.plan.count * plan.plan.unit, cudaMemcpyDeviceToDevice,
+                               worker.stream),
+               "cudaMemcpyAsync (scratch to destination)");
+  } else {
+    check_cuda(launch_copy(plan.plan, src_origin, dst, worker.stream), "scatter kernel launch");
+  }
+  check_cuda(cudaEventRecord(slot.done, worker.stream), "cudaEventRecord (staging slot)");
+  slot.in_flight = true;
+}
+
+void DeviceSink::finish() {
+  use_device(options_.device);
+  cudaError_t first = cudaSuccess;
+  for (auto& worker : workers_) {
+    if (!worker.stream) continue;
+    cudaError_t status = cudaStreamSynchronize(worker.stream);
+    if (status != cudaSuccess && first == cudaSuccess) first = status;
+  }
+  if (first != cudaSuccess) throw cuda_error(first, "device read: cudaStreamSynchronize");
+  synchronized_ = true;
+  // Everything is in place: give the buffers back now, for the next read to take.
+  release(false);
+}
+
+void DeviceSink::release(bool broken) {
+  std::vector<SlotPtr> slots;
+  std::vector<cudaStream_t> streams;
+  for (auto& worker : workers_) {
+    for (auto& slot : worker.ring) slots.push_back(std::move(slot));
+    worker.ring.clear();
+    worker.current = nullptr;
+    if (worker.stream) streams.push_back(worker.stream);
+    worker.stream = nullptr;
+  }
+  if (broken) {
+    // The GPU reported a failure: its work may still reference these, and the context is
+    // likely unusable anyway. Leak rather than hand them to another read.
+    for (auto& slot : slots) (void)slot.release();
+    return;
+  }
+  auto& pool = DevicePool::instance();
+  pool.release_slots(std::move(slots), options_.staging_bytes);
+  pool.release_streams(options_.device, std::move(streams));
+}
+
+}  // namespace zarrdirect::cuda

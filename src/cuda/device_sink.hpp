@@ -1,0 +1,88 @@
+// The sink for device destinations ("staged" I/O path): workers read or decode each chunk into
+// host staging, and the sink uploads it on the worker's own stream, straight into the
+// destination when the box lands there in one run, else into device scratch followed by the
+// scatter kernel.
+//
+// Per worker: one non-blocking stream and a ring of staging slots (device_pool.hpp). A slot is
+// handed out again only after the event recorded behind its last upload has completed, so the
+// reader can fill slot k+1 while slot k is still on its way to the GPU.
+//
+// Slots per worker: staging_bytes / (workers * slot bytes), at least 1, at most
+// slots_per_thread. When even one pinned slot per worker would exceed staging_bytes (huge
+// chunks, many workers), only staging_bytes / slot bytes workers get a pinned slot and the others
+// stage in ordinary memory (cudaMemcpyAsync then copies it synchronously through the driver's
+// own buffers): pinned memory never exceeds the budget, and no worker ever waits for another's.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "cuda/device_pool.hpp"
+#include "engine/chunk_sink.hpp"
+
+namespace zarrdirect::cuda {
+
+struct DeviceSinkOptions {
+  int device = 0;                       // the destination's device
+  std::size_t slot_bytes = 0;           // decoded bytes of the chunks staged (inner chunks when sharded)
+  std::size_t staging_bytes = 256u << 20;
+  unsigned slots_per_thread = 2;
+  cudaStream_t caller_stream = nullptr; // work queued on it before the read comes first; null:
+                                        // the legacy default stream's work comes first
+  bool host_waits_for_caller = false;   // also wait on the host (cuFile writes outside streams)
+};
+
+class DeviceSink final : public ChunkSink {
+ public:
+  DeviceSink(const DestinationLayout& destination, std::span<const std::byte> fill_value,
+             const DeviceSinkOptions& options);
+  ~DeviceSink() override;
+  DeviceSink(const DeviceSink&) = delete;
+  DeviceSink& operator=(const DeviceSink&) = delete;
+
+  std::string_view name() const override { return "staged"; }
+  void start(unsigned workers, std::size_t max_chunk_bytes) override;
+  std::span<std::byte> staging(unsigned worker, std::size_t nbytes) override;
+  void place(unsigned worker, std::span<const std::byte> chunk, const ChunkBox& box) override;
+  void fill(unsigned worker, const ChunkBox& box) override;
+  void finish() override;
+
+  // For the GDS sink: the worker's next slot, idle (its last GPU work done) and with its device
+  // scratch allocated, for a chunk to be read into the scratch outside any stream.
+  StagingSlot& idle_slot(unsigned worker);
+  // Scatters `box` from `src_origin` (device memory: the box's first element, followed by the
+  // chunk's C-order elements up to its last) on the worker's stream, and records the slot's event.
+  void scatter_from_device(unsigned worker, StagingSlot& slot, const std::byte* src_origin, const ChunkBox& box);
+  const DestinationLayout& destination() const { return destination_; }
+  int device() const { return options_.device; }
+
+  // Pinned staging slots and workers staging in ordinary memory after start(), for tests.
+  std::size_t pinned_slots() const;
+
+ private:
+  struct alignas(64) Worker {
+    cudaStream_t stream = nullptr;
+    std::vector<SlotPtr> ring;
+    std::size_t next = 0;
+    StagingSlot* current = nullptr;  // handed out by staging(), not yet placed
+  };
+
+  StagingSlot& next_slot(Worker& worker);
+  void grow(Worker& worker, std::size_t nbytes);
+  // Returns slots and streams to the pool; `broken`: the GPU failed, keep nothing for reuse.
+  void release(bool broken);
+
+  DestinationLayout destination_;
+  std::vector<std::byte> fill_value_;
+  bool fill_uniform_ = true;  // every byte of the fill value is the same: memset can write it
+  DeviceSinkOptions options_;
+  std::vector<Worker> workers_;
+  std::size_t slot_bytes_ = 0;
+  cudaEvent_t ready_ = nullptr;  // recorded on the caller's (or legacy) stream before the read
+  bool synchronized_ = false;
+};
+
+}  // namespace zarrdirect::cuda
