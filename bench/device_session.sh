@@ -3,22 +3,26 @@
 # Needs in the checkout (carried, git-ignored): .device/deps (scripts/pack_device_deps.sh) and
 # .device/conformance (a copy of ../shared/conformance). Results land in $OUT.
 #
-#   bench/device_session.sh [--bench-arrays raw-128,raw-64,...] [--skip-bench] [--skip-cold]
+#   bench/device_session.sh [--skip-bench] [--bench-only] [gpu_bench.py options...]
+# --bench-only reuses build-dev from a previous call on the same (warm) machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/zd-out}
 mkdir -p "$OUT"
 bench_args=()
 skip_bench=0
+bench_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-bench) skip_bench=1 ;;
+    --bench-only) bench_only=1 ;;
     *) bench_args+=("$1") ;;
   esac
   shift
 done
 log() { echo "== $(date +%T) $*"; }
 
+if [ "$bench_only" = 0 ]; then
 log "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nproc; free -g | head -2; df -h /tmp | tail -1
@@ -46,8 +50,11 @@ pythonpath="$PWD/python"
 python3 -c 'import pytest' 2>/dev/null || pythonpath="$pythonpath:$PWD/.device/pylib"
 PYTHONPATH="$pythonpath" timeout 300 python3 -m pytest -q -x python/tests 2>&1 | tail -25
 
+fi  # bench_only
+
 if [ "$skip_bench" = 0 ]; then
   log "benchmark"
-  python3 bench/gpu_bench.py --build build-dev --work /tmp/zd-bench --out "$OUT/bench.md" "${bench_args[@]}"
+  timeout "${BENCH_SECONDS:-900}" python3 bench/gpu_bench.py --build build-dev --work /tmp/zd-bench --out "$OUT/bench.md" \
+    "${bench_args[@]}"
 fi
 log "done"
