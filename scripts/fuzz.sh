@@ -76,6 +76,17 @@ if [ -x build-fuzz/fuzz/fuzz_chunk_decode ]; then
     done
   fi
 fi
+# OME-Zarr 0.4 (v2 .zattrs) and 0.5 (v3 zarr.json) groups, beyond what the corpus holds.
+printf '\x00%s' '{"multiscales": [{"version": "0.4", "name": "cells", "axes": [{"name": "c", "type": "channel"},
+  {"name": "y", "type": "space", "unit": "micrometer"}, {"name": "x", "type": "space"}], "datasets": [
+  {"path": "0", "coordinateTransformations": [{"type": "scale", "scale": [1, 0.5, 0.5]}]},
+  {"path": "1", "coordinateTransformations": [{"type": "scale", "scale": [1, 1, 1]}, {"type": "translation", "translation": [0, 0.5, 0.5]}]}]}]}' \
+  | seed fuzz_ome v04
+printf '\x01%s' '{"zarr_format": 3, "node_type": "group", "attributes": {"ome": {"version": "0.5", "multiscales": [
+  {"name": "x", "axes": [{"name": "z", "type": "space"}, {"name": "y", "type": "space"}, {"name": "x", "type": "space"}],
+  "datasets": [{"path": "s0", "coordinateTransformations": [{"type": "scale", "scale": [2.0, 0.5, 0.5]}]},
+  {"path": "s1/level", "coordinateTransformations": [{"type": "scale", "scale": [4.0, 1.0, 1.0]}]}]}]}}}' \
+  | seed fuzz_ome v05
 # Regions: rank byte, extents (uint64, little-endian), text.
 region_seed() {  # region_seed NAME RANK "EXTENT..." TEXT
   local name=$1 rank=$2 extents=$3 text=$4
@@ -100,15 +111,17 @@ failed=()
 for target in "${targets[@]}"; do
   corpus=.corpus/$target
   mkdir -p "$corpus"
+  dict=()
+  case "$target" in fuzz_v3_metadata|fuzz_v2_metadata|fuzz_ome) dict=(-dict=fuzz/zarr.dict) ;; esac
   echo "== $target: ${seconds}s (corpus $(ls "$corpus" | wc -l) files, seeds $(ls "$seeds/$target" | wc -l))"
   if ! build-fuzz/fuzz/"$target" "$corpus" "$seeds/$target" \
       -max_total_time="$seconds" -max_len="${max_len[$target]}" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
-      -timeout=10 -print_final_stats=1 -artifact_prefix=".corpus/artifacts/$target-" 2>".corpus/$target.log"; then
+      -timeout=10 -print_final_stats=1 -artifact_prefix=".corpus/artifacts/$target-" "${dict[@]}" 2>".corpus/$target.log"; then
     failed+=("$target")
     echo "!! $target found something: see .corpus/$target.log and .corpus/artifacts/"
     grep -E "ERROR|SUMMARY|property violated|terminate|Test unit written" ".corpus/$target.log" | head -20 || true
   fi
-  grep -E "^stat::number_of_executed_runs|^stat::peak_rss_mb|cov: .*ft:" ".corpus/$target.log" | tail -3 || true
+  grep -E "DONE|^stat::number_of_executed_units|^stat::peak_rss_mb" ".corpus/$target.log" | tail -3 || true
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: findings in: ${failed[*]}"

@@ -58,7 +58,7 @@ class Cli : public ::testing::Test {
     write_array(array(), doc, std::as_bytes(std::span(values)));
   }
   fs::path array() const { return dir / "a"; }
-  std::string quoted(const fs::path& p) const { return "'" + p.string() + "'"; }
+  std::string quoted(const fs::path& p) const { return fmt::format("'{}'", p.string()); }
 
   test::TempDir dir;
   std::vector<std::uint16_t> values;
