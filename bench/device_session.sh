@@ -37,6 +37,9 @@ grep -E "zarrdirect:" "$OUT/configure.log"
 cmake --build build-dev -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
 log "built"
 
+# The packed libraries' own dependencies (blosc needs snappy) are found through this path.
+export LD_LIBRARY_PATH="$PWD/.device/deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
 log "system"
 build-dev/zarrdirect info --system
 

@@ -97,7 +97,10 @@ CuFile& CuFile::instance() {
 CuFile::CuFile() {
   std::string errors;
   for (const auto& name : library_candidates()) {
-    library_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // RTLD_GLOBAL: libcufile's own dependencies must resolve against one copy of its symbols;
+    // loaded RTLD_LOCAL into a fresh Python process, cuFileDriverOpen aborted (free(): invalid
+    // pointer) on the GPU machine, while the same load made global worked.
+    library_ = dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (library_) {
       state_.library = name;
       break;

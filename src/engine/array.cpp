@@ -74,10 +74,9 @@ ReadStats Array::read_into(const Region& region, const Destination& destination,
   const auto& metadata = impl_->metadata;
   Region resolved = resolve_region(region, metadata.shape);
   auto shape = region_shape(resolved);
-  if (!destination.data && !shape.empty()) {
-    bool empty = std::any_of(shape.begin(), shape.end(), [](std::uint64_t e) { return e == 0; });
-    if (!empty) throw Error(ErrorKind::invalid_argument, "read_into: destination data is null");
-  }
+  // A 0-d array has one element to write, so a null destination is refused for it too.
+  bool empty = std::any_of(shape.begin(), shape.end(), [](std::uint64_t e) { return e == 0; });
+  if (!destination.data && !empty) throw Error(ErrorKind::invalid_argument, "read_into: destination data is null");
   DestinationLayout layout =
       DestinationLayout::contiguous(static_cast<std::byte*>(destination.data), shape, metadata.dtype.size);
   if (!destination.byte_strides.empty()) {

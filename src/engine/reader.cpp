@@ -101,7 +101,12 @@ class ReadJob {
     GridWindow chunks = window_over(region_, Extents{}, chunk_shape_, rank_);
     const std::uint64_t chunk_count = chunks.size();
     unsigned threads = settings_.effective_threads();
-    unsigned workers = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, chunk_count)));
+    // Sharded arrays parallelize over inner chunks, so a region inside a few shards still gets
+    // every thread.
+    std::uint64_t parallel_tasks = chunk_count;
+    if (array_.sharding)
+      parallel_tasks = window_over(region_, Extents{}, to_extents(array_.sharding->inner_chunk_shape()), rank_).size();
+    unsigned workers = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, parallel_tasks)));
     sink_.start(workers, static_cast<std::size_t>(metadata_.chunk_nbytes()));
     try {
       if (array_.sharding) {
