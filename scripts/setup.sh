@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what zarrdirect builds and tests with: Debian 12 packages only. Idempotent: does nothing
+# Installs what zarrdirect builds and tests with (clang and its runtime for the fuzz targets):
+# Debian 12 packages only. Idempotent: does nothing
 # when every package is already there.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ packages=(
   libzstd-dev zlib1g-dev liblz4-dev libbz2-dev libblosc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev pybind11-dev python3-numpy python3-pytest python3-zarr
+  clang libclang-rt-14-dev
 )
 
 missing=()
