@@ -91,6 +91,10 @@ def test_fortran_order(tmp_path, dtype: str, compressor: str) -> None:
         ("delta_f8", "<f8", [numcodecs.Delta(dtype="<f8")]),
         ("fixedscaleoffset", "<f8", [numcodecs.FixedScaleOffset(offset=1000, scale=10, dtype="<f8", astype="<i4")]),
         ("shuffle_delta", "<i8", [numcodecs.Shuffle(elementsize=8), numcodecs.Delta(dtype="<i8")]),
+        ("delta_shuffle", "<i4", [numcodecs.Delta(dtype="<i4"), numcodecs.Shuffle(elementsize=4)]),
+        # numcodecs shuffles the stored (big-endian) bytes: the byte swap must come after it.
+        ("shuffle_big_endian", ">u2", [numcodecs.Shuffle(elementsize=2)]),
+        ("delta_shuffle_big_endian", ">i4", [numcodecs.Delta(dtype=">i4"), numcodecs.Shuffle(elementsize=4)]),
         ("quantize", "<f4", [numcodecs.Quantize(digits=2, dtype="<f4")]),
         ("astype", "<f8", [numcodecs.AsType(encode_dtype="<f4", decode_dtype="<f8")]),
     ],

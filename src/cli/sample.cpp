@@ -9,11 +9,13 @@
 namespace zarrdirect::cli {
 
 std::vector<std::uint16_t> sample_volume(std::uint64_t nz, std::uint64_t ny, std::uint64_t nx) {
-  // Separable signal from per-axis tables: gigabytes are generated in seconds.
+  // Separable signal from per-axis tables: gigabytes are generated in seconds. Like a microscope
+  // image, it uses a small part of the 16-bit range (about 150 to 1900: a background plus
+  // structure) under 5 bits of noise, which is what makes such data compress 1.3x to 1.7x.
   std::vector<double> along_x(nx), along_y(ny), along_z(nz);
-  for (std::uint64_t x = 0; x < nx; ++x) along_x[x] = 8000.0 * std::sin(static_cast<double>(x) * 0.05);
+  for (std::uint64_t x = 0; x < nx; ++x) along_x[x] = 600.0 * std::sin(static_cast<double>(x) * 0.05);
   for (std::uint64_t y = 0; y < ny; ++y) along_y[y] = std::cos(static_cast<double>(y) * 0.03);
-  for (std::uint64_t z = 0; z < nz; ++z) along_z[z] = 20000.0 + 4000.0 * std::sin(static_cast<double>(z) * 0.02);
+  for (std::uint64_t z = 0; z < nz; ++z) along_z[z] = 1000.0 + 250.0 * std::sin(static_cast<double>(z) * 0.02);
   std::vector<std::uint16_t> volume(nz * ny * nx);
   std::uint64_t state = 0x9e3779b97f4a7c15ull;  // xorshift noise: deterministic across machines
   std::size_t i = 0;

@@ -63,7 +63,7 @@ CodecChain CodecChain::create(const nlohmann::json& codecs, const ArraySpec& dec
         throw_bad_config("chain", fmt::format("codec name {} holds control characters", entry["name"].dump()));
       nlohmann::json configuration = entry.value("configuration", nlohmann::json::object());
       if (!configuration.is_object()) throw_bad_config(name, "configuration must be an object");
-      switch (codec_kind(name)) {
+      switch (codec_kind(name, chain.a2b_ != nullptr)) {
         case CodecKind::array_to_array:
           if (chain.a2b_) throw_bad_config(name, "an array->array codec cannot follow the array->bytes codec");
           chain.a2a_.push_back(make_array_to_array(name, configuration, current));

@@ -24,18 +24,21 @@ class QuantizeFilter final : public FilterCodec {
 
  protected:
   void encode_elements(const std::byte* decoded, std::byte* encoded, std::size_t count) const override {
+    // Only float types get here (checked when the codec is made). Each type is ruled out at its own
+    // level: clang checks the inner lambda's body as soon as the outer type is known.
     visit_element_type(decoded_spec().dtype, kName, [&]<class Value>(Value) {
-      visit_element_type(encoded_spec().dtype, kName, [&]<class Stored>(Stored) {
-        // Only float types get here (checked when the codec is made).
-        if constexpr (is_float_element<Value> && is_float_element<Stored>) {
-          // np.around(scale * arr) / scale, in the array's own type.
-          const auto scale = numpy_cast<Value>(scale_);
-          for (std::size_t i = 0; i < count; ++i) {
-            const Value x = load_element<Value>(decoded, i);
-            store_element(encoded, i, numpy_cast<Stored>(numpy_around(scale * x) / scale));
+      if constexpr (is_float_element<Value>) {
+        visit_element_type(encoded_spec().dtype, kName, [&]<class Stored>(Stored) {
+          if constexpr (is_float_element<Stored>) {
+            // np.around(scale * arr) / scale, in the array's own type.
+            const auto scale = numpy_cast<Value>(scale_);
+            for (std::size_t i = 0; i < count; ++i) {
+              const Value x = load_element<Value>(decoded, i);
+              store_element(encoded, i, numpy_cast<Stored>(numpy_around(scale * x) / scale));
+            }
           }
-        }
-      });
+        });
+      }
     });
   }
 

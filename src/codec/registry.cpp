@@ -1,5 +1,6 @@
 #include "codec/registry.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -60,6 +61,7 @@ const Registry& registry() {
     r.array_to_array["numcodecs.quantize"] = make_quantize_filter;
     r.array_to_array["numcodecs.bitround"] = make_bitround_filter;
     r.array_to_array["numcodecs.shuffle"] = make_shuffle_filter;
+    r.bytes_to_bytes["numcodecs.shuffle"] = make_shuffle_bytes_codec;
     return r;
   }();
   return instance;
@@ -81,8 +83,9 @@ bool is_refused(std::string_view name) {
 
 }  // namespace
 
-CodecKind codec_kind(std::string_view name) {
+CodecKind codec_kind(std::string_view name, bool after_array_to_bytes) {
   const auto& r = registry();
+  if (after_array_to_bytes && r.bytes_to_bytes.contains(name)) return CodecKind::bytes_to_bytes;
   if (r.array_to_array.contains(name)) return CodecKind::array_to_array;
   if (r.array_to_bytes.contains(name)) return CodecKind::array_to_bytes;
   if (r.bytes_to_bytes.contains(name)) return CodecKind::bytes_to_bytes;
@@ -116,6 +119,7 @@ std::vector<std::string> supported_codec_names() {
   for (const auto& [name, _] : registry().array_to_bytes) names.push_back(name);
   for (const auto& [name, _] : registry().bytes_to_bytes) names.push_back(name);
   std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 

@@ -15,8 +15,10 @@ namespace zarrdirect::codec {
 
 enum class CodecKind { array_to_array, array_to_bytes, bytes_to_bytes };
 
-// The kind of codec `name`; throws Error(unsupported) "unsupported codec <name>" when unknown.
-CodecKind codec_kind(std::string_view name);
+// The kind of codec `name` at its place in a chain: a name with two kinds (numcodecs.shuffle) is
+// bytes->bytes after the array->bytes codec and array->array before it. Throws
+// Error(unsupported) "unsupported codec <name>" when unknown.
+CodecKind codec_kind(std::string_view name, bool after_array_to_bytes = false);
 
 // Each factory prepares a codec for the array spec it will decode to (its *decoded* spec).
 std::unique_ptr<ArrayToArrayCodec> make_array_to_array(std::string_view name, const nlohmann::json& configuration,

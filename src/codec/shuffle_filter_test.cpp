@@ -47,5 +47,32 @@ TEST(ShuffleFilter, BadConfigurationIsInvalidMetadata) {
                [&] { make_shuffle(R"({"elementsize":"four"})", spec); });
 }
 
+TEST(ShuffleFilter, AfterTheBytesCodecShufflesTheStoredBytes) {
+  // zarr-python 3 lists numcodecs.shuffle after "bytes": it then shuffles the big-endian bytes.
+  ArraySpec spec = make_spec({3}, dtype("uint16"));
+  auto chain = CodecChain::create(nlohmann::json::parse(R"([{"name":"bytes","configuration":{"endian":"big"}},
+                                                            {"name":"numcodecs.shuffle","configuration":{"elementsize":2}}])"),
+                                  spec, "test");
+  // 0x0102, 0x0304, 0x0506 stored big-endian: 01 02 03 04 05 06; shuffled: 01 03 05 02 04 06.
+  const std::vector<std::uint8_t> stored{1, 3, 5, 2, 4, 6};
+  std::vector<std::byte> decoded(6);
+  Scratch scratch;
+  chain.decode(bytes_of(stored), decoded, scratch);
+  EXPECT_EQ(values_of<std::uint16_t>(decoded), (std::vector<std::uint16_t>{0x0102, 0x0304, 0x0506}));
+  const ByteBuffer encoded = chain.encode(decoded);
+  EXPECT_EQ(values_of<std::uint8_t>(encoded), stored);
+}
+
+TEST(ShuffleFilter, BytesKindRefusesPartialElements) {
+  ArraySpec spec = make_spec({4}, dtype("uint16"));
+  auto codec = make_bytes_to_bytes("numcodecs.shuffle", nlohmann::json::parse(R"({"elementsize":4})"), spec);
+  const std::vector<std::uint8_t> odd{1, 2, 3, 4, 5, 6};
+  ByteBuffer decoded;
+  expect_error(ErrorKind::corrupt_data, {"numcodecs.shuffle", "6 bytes", "4 byte"},
+               [&] { codec->decode(bytes_of(odd), decoded, 8); });
+  expect_error(ErrorKind::corrupt_data, {"numcodecs.shuffle", "more than"},
+               [&] { codec->decode(bytes_of(odd), decoded, 4); });
+}
+
 }  // namespace
 }  // namespace zarrdirect::codec

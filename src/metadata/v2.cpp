@@ -3,6 +3,8 @@
 //   filters     -> numcodecs.<id> array->array codecs, in the order the metadata lists them
 //   byte order  -> the bytes codec's endian, taken from the innermost encoded dtype
 //   compressor  -> numcodecs.<id> bytes->bytes codec
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "metadata/fill_value.hpp"
@@ -73,9 +75,29 @@ ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann:
 
   // The bytes on disk hold the innermost filter's encoded type; its byte order is the one to undo.
   ByteOrder stored_order = dtype.order;
+  // numcodecs applies filters to buffers in the stored byte order. A shuffle acts on bytes only:
+  // the shuffles that end the list go after the bytes codec, on the stored bytes, exactly as
+  // numcodecs runs them. One followed by an arithmetic filter runs on the array, which matches
+  // numcodecs only when the stored order is the machine's (little-endian).
+  std::vector<nlohmann::json> byte_filters;
   if (auto it = doc.find("filters"); it != doc.end() && !it->is_null()) {
     if (!it->is_array()) throw_invalid_field(where, "filters", "must be null or a list");
+    std::size_t trailing_shuffles = 0;
     for (const auto& filter : *it) {
+      const bool is_shuffle = filter.is_object() && filter.value("id", nlohmann::json()) == "shuffle";
+      trailing_shuffles = is_shuffle ? trailing_shuffles + 1 : 0;
+    }
+    std::size_t index = 0;
+    for (const auto& filter : *it) {
+      if (index++ >= it->size() - trailing_shuffles) {
+        byte_filters.push_back(numcodecs_entry(filter, "filters[]", where));
+        continue;
+      }
+      if (filter.is_object() && filter.value("id", nlohmann::json()) == "shuffle" && stored_order == ByteOrder::big)
+        throw Error(ErrorKind::unsupported,
+                    fmt::format("{}: filters[]: a shuffle before an arithmetic filter on big-endian data is not "
+                                "supported",
+                                where));
       metadata.codecs.push_back(numcodecs_entry(filter, "filters[]", where));
       for (const char* key : {"astype", "encode_dtype"}) {
         auto found = filter.find(key);
@@ -92,6 +114,7 @@ ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann:
   nlohmann::json bytes = {{"name", "bytes"}, {"configuration", nlohmann::json::object()}};
   if (stored_order != ByteOrder::not_applicable) bytes["configuration"]["endian"] = endian_name(stored_order);
   metadata.codecs.push_back(bytes);
+  for (auto& filter : byte_filters) metadata.codecs.push_back(std::move(filter));
 
   if (auto it = doc.find("compressor"); it != doc.end() && !it->is_null())
     metadata.codecs.push_back(numcodecs_entry(*it, "compressor", where));
