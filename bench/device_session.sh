@@ -60,4 +60,18 @@ if [ "$skip_bench" = 0 ]; then
   timeout "${BENCH_SECONDS:-900}" python3 bench/gpu_bench.py --build build-dev --work /tmp/zd-bench --out "$OUT/bench.md" \
     "${bench_args[@]}"
 fi
+if [ "${TUNE:-0}" = 1 ]; then
+  # The defaults' evidence: warm whole-array reads with other thread counts and staging rings.
+  log "tuning"
+  for array in raw-128 raw-64 zstd-128; do
+    [ -f "/tmp/zd-bench/$array/zarr.json" ] || continue
+    for threads in 8 16 24 32; do
+      for slots in 2 4; do
+        rate=$(ZARRDIRECT_SLOTS_PER_THREAD=$slots build-dev/zarrdirect bench "/tmp/zd-bench/$array" --device cuda \
+               --repeat 5 --threads "$threads" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["median_gbps"])')
+        echo "$array threads=$threads slots_per_thread=$slots median_gbps=$rate"
+      done
+    done
+  done 2>&1 | tee "$OUT/tuning.log"
+fi
 log "done"

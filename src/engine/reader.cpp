@@ -280,10 +280,12 @@ class ReadJob {
     std::sort(reads.begin(), reads.end(), [](const InnerRead& a, const InnerRead& b) {
       return a.shard != b.shard ? a.shard < b.shard : a.offset < b.offset;
     });
-    // Phase 2: inner chunks in batches; neighbours within a batch share one read.
+    // Phase 2: inner chunks in batches; neighbours within a batch share one read. Batches shrink
+    // for small regions, so that every worker gets some of the inner chunks.
     done_ = 0;
     total_tasks_ = reads.size();
-    parallel(workers, reads.size(), 8, [&](unsigned worker, std::uint64_t first, std::uint64_t count) {
+    const std::uint64_t batch = std::clamp<std::uint64_t>(reads.size() / (std::uint64_t{workers} * 4), 1, 8);
+    parallel(workers, reads.size(), batch, [&](unsigned worker, std::uint64_t first, std::uint64_t count) {
       read_inner_batch(worker, std::span(reads).subspan(first, count));
     });
   }
