@@ -28,25 +28,15 @@ class BloscCodec final : public BytesToBytesCodec {
   std::string_view name() const override { return name_; }
 
   void decode(ByteSpan encoded, ByteBuffer& decoded, std::uint64_t max_decoded_size) const override {
-    if (encoded.size() < BLOSC_MIN_HEADER_LENGTH)
-      throw_corrupt(name_, fmt::format("{} bytes cannot hold the {}-byte Blosc header", encoded.size(),
-                                       BLOSC_MIN_HEADER_LENGTH));
-    std::size_t claimed = 0, compressed = 0, blocksize = 0;
-    blosc_cbuffer_sizes(encoded.data(), &claimed, &compressed, &blocksize);
-    if (compressed != encoded.size())
-      throw_corrupt(name_, fmt::format("header says the chunk is {} bytes, it is {}", compressed, encoded.size()));
-    // Checked before anything is allocated for the claim.
-    if (claimed > max_decoded_size)
-      throw_corrupt(name_, fmt::format("header claims {} bytes, more than the {} this chunk can hold", claimed,
-                                       max_decoded_size));
-    std::size_t validated = 0;
-    if (blosc_cbuffer_validate(encoded.data(), encoded.size(), &validated) != 0 || validated != claimed)
-      throw_corrupt(name_, "invalid Blosc header");
+    const std::size_t claimed = checked_claim(encoded, max_decoded_size);
     decoded.resize(claimed);
-    if (claimed == 0) return;
-    const int written = blosc_decompress_ctx(encoded.data(), decoded.data(), decoded.size(), kInternalThreads);
-    if (written <= 0 || static_cast<std::size_t>(written) != claimed)
-      throw_corrupt(name_, fmt::format("invalid Blosc data (decompression returned {})", written));
+    decompress(encoded, decoded);
+  }
+
+  bool decode_exact(ByteSpan encoded, MutableByteSpan decoded) const override {
+    if (checked_claim(encoded, decoded.size()) != decoded.size()) return false;
+    decompress(encoded, decoded);
+    return true;
   }
 
   void encode(ByteSpan decoded, ByteBuffer& encoded) const override {
@@ -65,8 +55,34 @@ class BloscCodec final : public BytesToBytesCodec {
   std::uint64_t max_encoded_size(std::uint64_t decoded_size) const override {
     return decoded_size + BLOSC_MAX_OVERHEAD;
   }
-
  private:
+  // The size the header claims, after checking the header against the chunk: checked before
+  // anything is allocated for the claim.
+  std::size_t checked_claim(ByteSpan encoded, std::uint64_t max_decoded_size) const {
+    if (encoded.size() < BLOSC_MIN_HEADER_LENGTH)
+      throw_corrupt(name_, fmt::format("{} bytes cannot hold the {}-byte Blosc header", encoded.size(),
+                                       BLOSC_MIN_HEADER_LENGTH));
+    std::size_t claimed = 0, compressed = 0, blocksize = 0;
+    blosc_cbuffer_sizes(encoded.data(), &claimed, &compressed, &blocksize);
+    if (compressed != encoded.size())
+      throw_corrupt(name_, fmt::format("header says the chunk is {} bytes, it is {}", compressed, encoded.size()));
+    if (claimed > max_decoded_size)
+      throw_corrupt(name_, fmt::format("header claims {} bytes, more than the {} this chunk can hold", claimed,
+                                       max_decoded_size));
+    std::size_t validated = 0;
+    if (blosc_cbuffer_validate(encoded.data(), encoded.size(), &validated) != 0 || validated != claimed)
+      throw_corrupt(name_, "invalid Blosc header");
+    return claimed;
+  }
+
+  // Decompresses into `decoded`, which is exactly the size the (checked) header claims.
+  void decompress(ByteSpan encoded, MutableByteSpan decoded) const {
+    if (decoded.empty()) return;
+    const int written = blosc_decompress_ctx(encoded.data(), decoded.data(), decoded.size(), kInternalThreads);
+    if (written <= 0 || static_cast<std::size_t>(written) != decoded.size())
+      throw_corrupt(name_, fmt::format("invalid Blosc data (decompression returned {})", written));
+  }
+
   std::string_view name_;
   BloscSettings settings_;
 };

@@ -27,6 +27,7 @@ class BytesCodec final : public ArrayToBytesCodec {
 
   std::uint64_t max_encoded_size() const override { return spec_.nbytes(); }
   bool is_identity() const override { return !needs_swap(); }
+  bool decodes_in_place() const override { return true; }
 
  private:
   bool needs_swap() const { return order_ != ByteOrder::not_applicable && order_ != native_byte_order(); }

@@ -62,6 +62,10 @@ class ArrayToBytesCodec {
   virtual std::uint64_t max_encoded_size() const = 0;
   // True when the stored bytes *are* the decoded array (bytes codec in native order).
   virtual bool is_identity() const { return false; }
+  // True when decode() accepts `encoded` and `decoded` as the same memory (the bytes codec: at
+  // most a byte swap in place). The chain then lets the codec before it decode straight into the
+  // destination.
+  virtual bool decodes_in_place() const { return false; }
 };
 
 class BytesToBytesCodec {
@@ -72,6 +76,10 @@ class BytesToBytesCodec {
   // `max_decoded_size` bytes is Error(corrupt_data): decompression bombs stop here, before any
   // allocation of what they claim.
   virtual void decode(ByteSpan encoded, ByteBuffer& decoded, std::uint64_t max_decoded_size) const = 0;
+  // Decodes into `decoded` when the encoding says it decodes to exactly decoded.size() bytes,
+  // saving the chain a copy of every chunk; returns false, having written nothing, when it says
+  // otherwise or cannot tell in advance (decode() then handles the chunk, errors included).
+  virtual bool decode_exact(ByteSpan /*encoded*/, MutableByteSpan /*decoded*/) const { return false; }
   virtual void encode(ByteSpan decoded, ByteBuffer& encoded) const = 0;
   // The most bytes encode() can produce from `decoded_size` bytes (for bounds going up a chain).
   virtual std::uint64_t max_encoded_size(std::uint64_t decoded_size) const = 0;

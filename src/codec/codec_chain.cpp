@@ -109,11 +109,19 @@ void CodecChain::decode(ByteSpan encoded, MutableByteSpan decoded, Scratch& scra
     bounds[0] = a2b_->max_encoded_size();
     for (std::size_t i = 1; i < levels; ++i) bounds[i] = b2b_[i - 1]->max_encoded_size(bounds[i - 1]);
     ByteBuffer* buffers[2] = {&scratch.a, &scratch.b};
-    for (std::size_t i = levels; i-- > 0;) {
+    for (std::size_t i = levels; i-- > 1;) {
       ByteBuffer& out = *buffers[i % 2];
       b2b_[i]->decode(bytes, out, bounds[i]);
       bytes = ByteSpan(out.data(), out.size());
     }
+    // The common case (a compressor before "bytes"): the compressor writes the chunk straight
+    // into `decoded`, and the bytes codec swaps it there if it must; no copy through scratch.
+    if (a2a_.empty() && a2b_->decodes_in_place() && b2b_[0]->decode_exact(bytes, decoded)) {
+      a2b_->decode(decoded, decoded);
+      return;
+    }
+    b2b_[0]->decode(bytes, scratch.a, bounds[0]);
+    bytes = ByteSpan(scratch.a.data(), scratch.a.size());
   }
   if (a2a_.empty()) {
     a2b_->decode(bytes, decoded);

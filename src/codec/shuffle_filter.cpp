@@ -63,6 +63,14 @@ class ShuffleBytesCodec final : public BytesToBytesCodec {
     unshuffle(encoded, decoded.data(), element_size_);
   }
 
+  bool decode_exact(ByteSpan encoded, MutableByteSpan decoded) const override {
+    if (encoded.size() != decoded.size()) return false;
+    require_whole_elements(encoded.size());
+    if (element_size_ <= 1) copy(encoded, decoded.data());
+    else unshuffle(encoded, decoded.data(), element_size_);
+    return true;
+  }
+
   void encode(ByteSpan decoded, ByteBuffer& encoded) const override {
     require_whole_elements(decoded.size());
     encoded.resize(decoded.size());

@@ -46,6 +46,18 @@ class ZstdCodec final : public BytesToBytesCodec {
       decode_streaming(context, encoded, decoded, max_decoded_size);
   }
 
+  bool decode_exact(ByteSpan encoded, MutableByteSpan decoded) const override {
+    FrameSurvey survey = survey_frames(encoded, decoded.size());
+    if (!survey.all_declared || survey.declared_size != decoded.size()) return false;
+    ZSTD_DCtx* context = thread_decompression_context();
+    ZSTD_DCtx_reset(context, ZSTD_reset_session_only);
+    const std::size_t written = ZSTD_decompressDCtx(context, decoded.data(), decoded.size(), encoded.data(), encoded.size());
+    if (ZSTD_isError(written)) throw_corrupt(name_, ZSTD_getErrorName(written));
+    if (written != decoded.size())
+      throw_corrupt(name_, fmt::format("frames declare {} bytes but decode to {}", decoded.size(), written));
+    return true;
+  }
+
   void encode(ByteSpan decoded, ByteBuffer& encoded) const override {
     ZSTD_CCtx* context = thread_compression_context();
     ZSTD_CCtx_reset(context, ZSTD_reset_session_and_parameters);
