@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
-#include "codec/bounded_output.hpp"
 
 namespace zarrdirect::codec {
 namespace {
@@ -40,21 +40,24 @@ class ZstdCodec final : public BytesToBytesCodec {
     FrameSurvey survey = survey_frames(encoded, max_decoded_size);
     ZSTD_DCtx* context = thread_decompression_context();
     ZSTD_DCtx_reset(context, ZSTD_reset_session_only);  // a failed chunk may have left a frame half done
-    if (survey.all_declared)
+    if (survey.all_declared) {
       decode_declared(context, encoded, decoded, survey.declared_size);
-    else
-      decode_streaming(context, encoded, decoded, max_decoded_size);
+      return;
+    }
+    decoded.resize(static_cast<std::size_t>(max_decoded_size));
+    decoded.resize(decode_undeclared(context, encoded, decoded));
   }
 
   bool decode_exact(ByteSpan encoded, MutableByteSpan decoded) const override {
     FrameSurvey survey = survey_frames(encoded, decoded.size());
-    if (!survey.all_declared || survey.declared_size != decoded.size()) return false;
+    if (survey.all_declared && survey.declared_size != decoded.size()) return false;
     ZSTD_DCtx* context = thread_decompression_context();
     ZSTD_DCtx_reset(context, ZSTD_reset_session_only);
-    const std::size_t written = ZSTD_decompressDCtx(context, decoded.data(), decoded.size(), encoded.data(), encoded.size());
-    if (ZSTD_isError(written)) throw_corrupt(name_, ZSTD_getErrorName(written));
+    const std::size_t written = decode_undeclared(context, encoded, decoded);
     if (written != decoded.size())
-      throw_corrupt(name_, fmt::format("frames declare {} bytes but decode to {}", decoded.size(), written));
+      throw_corrupt(name_, survey.all_declared
+                               ? fmt::format("frames declare {} bytes but decode to {}", decoded.size(), written)
+                               : fmt::format("decodes to {} bytes, the chunk holds {}", written, decoded.size()));
     return true;
   }
 
@@ -114,26 +117,16 @@ class ZstdCodec final : public BytesToBytesCodec {
       throw_corrupt(name_, fmt::format("frames declare {} bytes but decode to {}", size, written));
   }
 
-  // Some frame does not declare its size (streaming writers): decode into a buffer that grows up
-  // to the limit and fails as soon as the output would pass it.
-  void decode_streaming(ZSTD_DCtx* context, ByteSpan encoded, ByteBuffer& decoded,
-                        std::uint64_t max_decoded_size) const {
-    BoundedOutput output(decoded, max_decoded_size, encoded.size());
-    ZSTD_inBuffer input{encoded.data(), encoded.size(), 0};
-    for (;;) {
-      MutableByteSpan space = output.free_space();
-      ZSTD_outBuffer out{space.data(), space.size(), 0};
-      const std::size_t pending = ZSTD_decompressStream(context, &out, &input);
-      if (ZSTD_isError(pending)) throw_corrupt(name_, ZSTD_getErrorName(pending));
-      output.commit(out.pos);
-      if (output.exceeded())
-        throw_corrupt(name_, fmt::format("decodes to more than the {} bytes this chunk can hold", max_decoded_size));
-      const bool input_done = input.pos == input.size;
-      if (pending == 0 && input_done) break;  // the last frame is complete and flushed
-      if (input_done && out.pos < out.size)
-        throw_corrupt(name_, "the last frame is truncated");
-    }
-    output.finish();
+  // Some frame does not declare its size (streaming writers). One-shot decoding into a buffer of
+  // the most the chunk can hold uses that buffer as its window; a streaming decoder would reserve
+  // the window the frame header asks for (up to 128 MiB, whatever the chunk's size). Returns the
+  // bytes written.
+  std::size_t decode_undeclared(ZSTD_DCtx* context, ByteSpan encoded, MutableByteSpan out) const {
+    const std::size_t written = ZSTD_decompressDCtx(context, out.data(), out.size(), encoded.data(), encoded.size());
+    if (ZSTD_getErrorCode(written) == ZSTD_error_dstSize_tooSmall)
+      throw_corrupt(name_, fmt::format("decodes to more than the {} bytes this chunk can hold", out.size()));
+    if (ZSTD_isError(written)) throw_corrupt(name_, ZSTD_getErrorName(written));
+    return written;
   }
 
   void check_encode(std::size_t result) const {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <thread>
 
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader, to check the window a frame asks for
 #include <zstd.h>
 
 #include "codec/codec_test_support.hpp"
@@ -43,6 +44,36 @@ TEST(ZstdCodec, RoundTripsThroughChainsOfSeveralTypesAndShapes) {
       expect_round_trip(R"([{"name":"bytes","configuration":{"endian":"little"}},
                             {"name":"numcodecs.zstd","configuration":{"level":1}}])", spec, data);
     }
+}
+
+TEST(ZstdCodec, FramesAskingForAHugeWindowDecodeWithoutIt) {
+  // A streaming writer may declare a 128 MiB window for a small chunk: decoding must not reserve
+  // it (the chain decodes in one shot into a buffer the chunk's size), and must still succeed.
+  ArraySpec spec = make_spec({4096}, dtype("uint16"));
+  auto data = sample_data(spec);
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_windowLog, 27);
+  ByteBuffer frame(ZSTD_compressBound(data.size()));
+  ZSTD_inBuffer input{data.data(), data.size(), 0};
+  ZSTD_outBuffer output{frame.data(), frame.size(), 0};
+  // Fed as a stream (continue, then end), so the compressor cannot shrink the window to the input.
+  ASSERT_FALSE(ZSTD_isError(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_continue)));
+  ASSERT_EQ(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_end), 0u);
+  frame.resize(output.pos);
+  ZSTD_frameHeader header{};
+  ASSERT_EQ(ZSTD_getFrameHeader(&header, frame.data(), frame.size()), 0u);
+  ASSERT_GE(header.windowSize, 1ull << 27);  // what a streaming decoder would reserve
+
+  CodecChain chain = make_chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd"}])", spec);
+  EXPECT_EQ(decode_chunk(chain, frame), data);
+  // And through the bytes->bytes codec alone, which decodes into a buffer it sizes itself.
+  auto codec = make_bytes_to_bytes("zstd", nlohmann::json::object(), spec);
+  ByteBuffer decoded;
+  codec->decode(frame, decoded, spec.nbytes());
+  EXPECT_EQ(decoded, data);
+  expect_error(ErrorKind::corrupt_data, {"zstd", "more than the 100 bytes"},
+               [&] { codec->decode(frame, decoded, 100); });
 }
 
 TEST(ZstdCodec, DecodesFramesWithoutContentSizeAndSeveralFrames) {
