@@ -1,6 +1,6 @@
 // One stored chunk decoded by every fixed chain whose codecs are registered in this build (bytes;
 // bytes + crc32c; transpose; sharding, plain, nested and with compressed inner chunks; each
-// compressor under its v3 and numcodecs names). Only zarrdirect::Error may come out, and no chain
+// compressor under its v3 and numcodecs names; the numcodecs filters that apply to uint16). Only zarrdirect::Error may come out, and no chain
 // may allocate what a hostile header claims: the RSS limit of the run catches that.
 //
 // With ZARRDIRECT_FUZZ_WRITE_SEEDS=<folder> in the environment the target writes one valid
@@ -65,6 +65,23 @@ std::vector<NamedChain>& chains() {
                          {"codecs", json::array({{{"name", "sharding_indexed"},
                                                   {"configuration", {{"chunk_shape", {2, 2}}, {"codecs", json::array({le})}}}}})}}}}})},
     };
+    // v2 filters (numcodecs), as the v2 metadata converts them: arithmetic filters before
+    // "bytes", a trailing shuffle after it.
+    json u1 = {{"name", "bytes"}, {"configuration", json::object()}};
+    json zlib = {{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}};
+    json shuffle = {{"name", "numcodecs.shuffle"}, {"configuration", {{"elementsize", 2}}}};
+    wanted.push_back({"delta_zlib", json::array({{{"name", "numcodecs.delta"}, {"configuration", {{"dtype", "<u2"}}}},
+                                                 le, zlib})});
+    wanted.push_back({"fixedscaleoffset_zlib",
+                      json::array({{{"name", "numcodecs.fixedscaleoffset"},
+                                    {"configuration", {{"dtype", "<u2"}, {"astype", "|u1"}, {"scale", 0.5}, {"offset", 100}}}},
+                                   u1, zlib})});
+    wanted.push_back({"astype_zlib", json::array({{{"name", "numcodecs.astype"},
+                                                   {"configuration", {{"encode_dtype", "|u1"}, {"decode_dtype", "<u2"}}}},
+                                                  u1, zlib})});
+    wanted.push_back({"shuffle_array_zlib", json::array({shuffle, le, zlib})});
+    wanted.push_back({"big_shuffle_bytes_zlib", json::array({be, shuffle, zlib})});
+    wanted.push_back({"big_shuffle_bytes", json::array({be, shuffle})});
     for (const auto& [name, codec] : compressors) {
       wanted.push_back({name, json::array({le, codec})});
       wanted.push_back({"sharding_" + name, json::array({{{"name", "sharding_indexed"},
