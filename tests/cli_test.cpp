@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -204,6 +205,32 @@ TEST_F(Cli, BrokenArrayMetadataIsReportedAsSuch) {
   test::write_text(dir / "typed/zarr.json", R"({"zarr_format": 3, "node_type": 1})");
   expect_error_line(cli("info " + quoted(dir / "typed")), {"zarr.json", "node_type"});
   expect_error_line(cli("read -q " + quoted(dir / "typed")), {"zarr.json", "node_type"});
+}
+
+TEST_F(Cli, DemoWritesReadsAndVerifiesTheSample) {
+  const fs::path sample = dir / "sample.zarr";
+  auto first = cli("demo " + quoted(sample));
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("wrote the sample"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("verified: all 8388608 values match"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find(cuda_available() ? "GPU memory" : "host memory"), std::string::npos) << first.output;
+
+  // A second run reuses it.
+  auto second = cli("demo " + quoted(sample));
+  EXPECT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(second.output.find("wrote the sample"), std::string::npos) << second.output;
+
+  // A sample from an older generator (no version attribute, other values) is rewritten.
+  json doc = json::parse(std::ifstream(sample / "zarr.json"));
+  doc["attributes"].erase("zarrdirect_sample_version");
+  test::write_text(sample / "zarr.json", doc.dump());
+  auto older = cli("demo " + quoted(sample));
+  EXPECT_EQ(older.exit_code, 0) << older.output;
+  EXPECT_NE(older.output.find("wrote the sample"), std::string::npos) << older.output;
+
+  // An array that is not the sample is never overwritten.
+  expect_error_line(cli("demo " + quoted(array())), {"not zarrdirect's sample"});
+  EXPECT_TRUE(fs::exists(array() / "zarr.json"));
 }
 
 }  // namespace

@@ -24,7 +24,21 @@ Run add_demo_command(CLI::App& app) {
       ->check(CLI::IsMember({"none", "zstd", "gzip", "blosc", "sharded"}));
   return [options]() {
     const std::vector<std::uint64_t> shape{128, 256, 256}, chunks{64, 64, 64};
-    if (!std::filesystem::exists(std::filesystem::path(options->path) / "zarr.json")) {
+    bool write = !std::filesystem::exists(std::filesystem::path(options->path) / "zarr.json");
+    if (!write) {
+      // Reuse the sample only when this version's generator wrote it; rewrite an older one, and
+      // never overwrite an array that is not a sample.
+      const Array existing = Array::open(options->path);
+      const auto& attributes = existing.metadata().attributes;
+      const auto description = attributes.find("description");
+      if (description == attributes.end() || *description != kSampleDescription)
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("{} holds an array that is not zarrdirect's sample: give the demo another path",
+                                options->path));
+      const auto version = attributes.find("zarrdirect_sample_version");
+      write = version == attributes.end() || *version != kSampleVersion;
+    }
+    if (write) {
       write_sample(options->path, shape, chunks, options->codec);
       fmt::print("wrote the sample to {}\n", options->path);
     }

@@ -42,7 +42,18 @@ nlohmann::json sample_metadata(const std::vector<std::uint64_t>& shape, const st
                       {"configuration", {{"cname", "lz4"}, {"clevel", 5}, {"shuffle", "shuffle"}, {"typesize", 2}, {"blocksize", 0}}}});
   else if (codec == "sharded") {
     std::vector<std::uint64_t> inner;
-    for (auto c : chunks) inner.push_back(std::max<std::uint64_t>(1, c / 4));
+    for (auto c : chunks) {
+      // A quarter of the shard along each axis, or the largest divisor of the extent below that:
+      // inner chunks must tile the shard.
+      const std::uint64_t target = std::max<std::uint64_t>(1, c / 4);
+      std::uint64_t extent = 1;
+      for (std::uint64_t d = 1; d <= c / d; ++d) {
+        if (c % d != 0) continue;
+        if (d <= target) extent = std::max(extent, d);
+        if (c / d <= target) extent = std::max(extent, c / d);
+      }
+      inner.push_back(extent);
+    }
     nlohmann::json inner_codecs = nlohmann::json::array({bytes, {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}}});
     codecs = nlohmann::json::array({{{"name", "sharding_indexed"},
                                      {"configuration",
@@ -62,7 +73,7 @@ nlohmann::json sample_metadata(const std::vector<std::uint64_t>& shape, const st
           {"fill_value", 0},
           {"codecs", codecs},
           {"dimension_names", {"z", "y", "x"}},
-          {"attributes", {{"description", "zarrdirect built-in sample"}}}};
+          {"attributes", {{"description", kSampleDescription}, {"zarrdirect_sample_version", kSampleVersion}}}};
 }
 
 void write_sample(const std::filesystem::path& path, const std::vector<std::uint64_t>& shape,

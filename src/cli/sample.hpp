@@ -11,6 +11,11 @@
 
 namespace zarrdirect::cli {
 
+// The sample's attributes say what it is and which generator wrote it, so that the demo can
+// tell its own (possibly older) sample from an array that merely sits at the same path.
+inline constexpr const char* kSampleDescription = "zarrdirect built-in sample";
+inline constexpr int kSampleVersion = 2;  // 2: the signal spans about 150..1900 (microscopy-like)
+
 std::vector<std::uint16_t> sample_volume(std::uint64_t nz, std::uint64_t ny, std::uint64_t nx);
 
 // v3 metadata for the sample with the named codec setup: none, zstd, gzip, blosc, sharded.
