@@ -38,6 +38,9 @@ const nlohmann::json& require_member(const nlohmann::json& config, std::string_v
 std::int64_t require_integer(const nlohmann::json& config, std::string_view codec, std::string_view field) {
   const auto& value = require_member(config, codec, field);
   if (!value.is_number_integer()) throw_bad_config(codec, fmt::format("\"{}\" must be an integer", field));
+  // Parsed text holds non-negative integers unsigned: past INT64_MAX they would wrap to negatives.
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+    throw_bad_config(codec, fmt::format("\"{}\" is {}, out of range", field, value.dump()));
   return value.get<std::int64_t>();
 }
 

@@ -60,7 +60,9 @@ TEST(DeflateStream, RoundTripsAtEveryLevelInBothWrappers) {
       SCOPED_TRACE(fmt::format("{} level {}", name_of(wrapper), level));
       ByteBuffer encoded = deflated(wrapper, data, level);
       EXPECT_LE(encoded.size(), deflate_bound(wrapper, data.size()));
-      if (level != 0) EXPECT_LT(encoded.size(), data.size() / 4);
+      if (level != 0) {
+        EXPECT_LT(encoded.size(), data.size() / 4);
+      }
       EXPECT_EQ(inflated(wrapper, encoded), data);
     }
 }

@@ -78,8 +78,8 @@ TEST(HostBufferPool, SmallestPooledBufferThatFitsIsChosen) {
   const std::size_t large_capacity = large.capacity();
   ASSERT_LT(small_capacity, large_capacity);
   std::byte* large_data = large.data();
+  large = HostBuffer();  // returned first, so a first fit rather than the best one would take it
   small = HostBuffer();
-  large = HostBuffer();
   // A request the small buffer holds gets a buffer of its size, not the large one.
   HostBuffer again = acquire_host_buffer(small_capacity);
   EXPECT_EQ(again.capacity(), small_capacity);

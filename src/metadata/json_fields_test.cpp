@@ -23,7 +23,10 @@ std::string invalid_metadata_message(const std::function<void()>& action) {
   return {};
 }
 
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+testing::AssertionResult contains(const std::string& text, std::string_view part) {
+  if (text.find(part) != std::string::npos) return testing::AssertionSuccess();
+  return testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
 
 TEST(JsonFieldsErrors, InvalidFieldNamesTheFileAndTheField) {
   const std::string message =
@@ -46,7 +49,7 @@ TEST(JsonFieldsRequired, MissingFieldIsNamed) {
   EXPECT_EQ(invalid_metadata_message([&] { required_field(doc, "chunks", "x/.zarray"); }),
             "x/.zarray: field \"chunks\" is missing");
   // Field names are matched exactly.
-  EXPECT_CONTAINS(invalid_metadata_message([&] { required_field(doc, "Shape", "f"); }), "\"Shape\" is missing");
+  EXPECT_TRUE(contains(invalid_metadata_message([&] { required_field(doc, "Shape", "f"); }), "\"Shape\" is missing"));
 }
 
 TEST(JsonFieldsExtents, AcceptsUnsignedAndNonNegativeSignedIntegers) {
@@ -64,17 +67,17 @@ TEST(JsonFieldsExtents, RefusalsNameTheFieldAndTheValue) {
   };
   for (const json& not_a_list : {json(3), json("3"), json::object(), json(nullptr)}) {
     auto text = message(not_a_list);
-    EXPECT_CONTAINS(text, "arr/zarr.json: field \"chunk_shape\"");
-    EXPECT_CONTAINS(text, "list of integers");
+    EXPECT_TRUE(contains(text, "arr/zarr.json: field \"chunk_shape\""));
+    EXPECT_TRUE(contains(text, "list of integers"));
   }
-  EXPECT_CONTAINS(message(json::array({4, -3})), "negative extent -3");
-  EXPECT_CONTAINS(message(json::parse("[4, -3]")), "negative extent -3");
-  EXPECT_CONTAINS(message(json::array({2.5})), "has 2.5, not an integer");
-  EXPECT_CONTAINS(message(json::parse("[2.0]")), "not an integer");  // a whole float is still a float
-  EXPECT_CONTAINS(message(json::array({true})), "has true, not an integer");
-  EXPECT_CONTAINS(message(json::array({"8"})), "has \"8\", not an integer");
-  EXPECT_CONTAINS(message(json::array({json::array({1})})), "not an integer");
-  EXPECT_CONTAINS(message(json::array({3, 0}), true), "field \"chunk_shape\" has a zero extent");
+  EXPECT_TRUE(contains(message(json::array({4, -3})), "negative extent -3"));
+  EXPECT_TRUE(contains(message(json::parse("[4, -3]")), "negative extent -3"));
+  EXPECT_TRUE(contains(message(json::array({2.5})), "has 2.5, not an integer"));
+  EXPECT_TRUE(contains(message(json::parse("[2.0]")), "not an integer"));  // a whole float is still a float
+  EXPECT_TRUE(contains(message(json::array({true})), "has true, not an integer"));
+  EXPECT_TRUE(contains(message(json::array({"8"})), "has \"8\", not an integer"));
+  EXPECT_TRUE(contains(message(json::array({json::array({1})})), "not an integer"));
+  EXPECT_TRUE(contains(message(json::array({3, 0}), true), "field \"chunk_shape\" has a zero extent"));
 }
 
 TEST(JsonFieldsExtents, AtMostThirtyTwoDimensions) {
@@ -82,8 +85,8 @@ TEST(JsonFieldsExtents, AtMostThirtyTwoDimensions) {
   for (int i = 0; i < 32; ++i) list.push_back(1);
   EXPECT_EQ(parse_extent_list(list, "shape", "f", true).size(), 32u);
   list.push_back(1);
-  EXPECT_CONTAINS(invalid_metadata_message([&] { parse_extent_list(list, "shape", "f", true); }),
-                  "field \"shape\" has more than 32 dimensions");
+  EXPECT_TRUE(contains(invalid_metadata_message([&] { parse_extent_list(list, "shape", "f", true); }),
+                       "field \"shape\" has more than 32 dimensions"));
 }
 
 TEST(JsonFieldsStrings, StringsAndRefusals) {
@@ -91,9 +94,9 @@ TEST(JsonFieldsStrings, StringsAndRefusals) {
   EXPECT_EQ(parse_string(json(""), "data_type", "f"), "");
   EXPECT_EQ(invalid_metadata_message([] { parse_string(json(16), "data_type", "a/zarr.json"); }),
             "a/zarr.json: field \"data_type\" must be a string, not 16");
-  EXPECT_CONTAINS(invalid_metadata_message([] { parse_string(json::array({"u2"}), "dtype", "f"); }),
-                  "must be a string, not [\"u2\"]");
-  EXPECT_CONTAINS(invalid_metadata_message([] { parse_string(json(nullptr), "dtype", "f"); }), "not null");
+  EXPECT_TRUE(contains(invalid_metadata_message([] { parse_string(json::array({"u2"}), "dtype", "f"); }),
+                       "must be a string, not [\"u2\"]"));
+  EXPECT_TRUE(contains(invalid_metadata_message([] { parse_string(json(nullptr), "dtype", "f"); }), "not null"));
 }
 
 TEST(JsonQuoted, QuotesAndEscapesSoNothingForgesALine) {
@@ -137,13 +140,13 @@ TEST(JsonDocument, NestingIsLimited) {
   };
   EXPECT_NO_THROW(parse_json_document(nested(400), "f"));
   auto text = invalid_metadata_message([&] { parse_json_document(nested(600), "deep/zarr.json"); });
-  EXPECT_CONTAINS(text, "deep/zarr.json");
-  EXPECT_CONTAINS(text, "deeper than 512 levels");
+  EXPECT_TRUE(contains(text, "deep/zarr.json"));
+  EXPECT_TRUE(contains(text, "deeper than 512 levels"));
   // Objects count as much as lists.
   std::string objects;
   for (int i = 0; i < 600; ++i) objects += "{\"k\": ";
   objects += "1" + std::string(600, '}');
-  EXPECT_CONTAINS(invalid_metadata_message([&] { parse_json_document(objects, "o"); }), "deeper than 512");
+  EXPECT_TRUE(contains(invalid_metadata_message([&] { parse_json_document(objects, "o"); }), "deeper than 512"));
 }
 
 }  // namespace

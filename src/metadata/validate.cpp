@@ -21,8 +21,11 @@ void validate_array_metadata(const ArrayMetadata& metadata, const std::string& w
   constexpr std::uint64_t kMaxSize = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   for (auto extent : metadata.shape)
     if (extent > kMaxSize) throw_invalid_field(where, "shape", fmt::format("has extent {}, more than 2^63-1", extent));
-  auto elements = checked_product(metadata.shape);
-  auto bytes = elements ? checked_mul(*elements, metadata.dtype.size) : std::nullopt;
+  // Zero extents are left out, as NumPy leaves them out of its size check: an empty dimension must
+  // not hide extents whose strides would overflow, whichever dimension it is.
+  std::optional<std::uint64_t> bytes = metadata.dtype.size;
+  for (auto extent : metadata.shape)
+    if (extent != 0 && bytes) bytes = checked_mul(*bytes, extent);
   if (!bytes || *bytes > kMaxSize)
     throw_invalid_field(where, "shape", "describes more bytes than a signed 64-bit count can hold");
   auto chunk_elements = checked_product(metadata.chunk_shape);

@@ -1,5 +1,6 @@
 #include "store/file_store.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -149,16 +150,31 @@ std::optional<std::vector<std::byte>> FileStore::read(std::string_view key, std:
 
 bool FileStore::exists(std::string_view key) const {
   check_key(key);
-  std::error_code ec;
-  return std::filesystem::exists(root_ / std::string(key), ec);
+  // Resolved beneath the root like open(): a link out of the folder does not exist for the store.
+  int fd = io_->open_beneath(root_fd_, std::string(key).c_str(), O_PATH);
+  if (fd < 0) return false;
+  io_->close(fd);
+  return true;
 }
 
 std::vector<std::string> FileStore::list(std::string_view key) const {
   if (!key.empty()) check_key(key);
   std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(root_ / std::string(key), ec))
-    names.push_back(entry.path().filename().string());
+  // The folder is opened beneath the root, then read through its descriptor: listing never
+  // follows a link out of the array's folder.
+  int fd = key.empty() ? ::fcntl(root_fd_, F_DUPFD_CLOEXEC, 0)
+                       : io_->open_beneath(root_fd_, std::string(key).c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return names;
+  DIR* folder = ::fdopendir(fd);
+  if (!folder) {
+    ::close(fd);
+    return names;
+  }
+  while (const dirent* entry = ::readdir(folder)) {
+    std::string_view name = entry->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  ::closedir(folder);  // closes fd too
   std::sort(names.begin(), names.end());
   return names;
 }

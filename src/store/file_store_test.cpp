@@ -132,6 +132,14 @@ TEST(FileStore, SymlinksOutOfTheFolderAreRefused) {
   auto file = store.open("c/within");
   ASSERT_TRUE(file);
   EXPECT_EQ(file->size(), 4u);
+
+  // exists() and list() do not look through links out of the folder either: what lies outside
+  // is neither reported nor listed.
+  EXPECT_TRUE(store.exists("c/within"));
+  EXPECT_TRUE(store.exists("inside"));
+  for (const char* key : {"c/absolute", "c/relative", "d", "d/secret"}) EXPECT_FALSE(store.exists(key)) << key;
+  EXPECT_TRUE(store.list("d").empty());
+  EXPECT_EQ(store.list("c"), (std::vector<std::string>{"absolute", "relative", "within"}));
 }
 
 TEST(FileStore, ADirectoryWhereAFileShouldBeIsAnError) {
