@@ -761,8 +761,35 @@ TEST(BadInputGroup, MultiscaleLevelPathsStayInsideTheGroup) {
       ADD_FAILURE() << "opened";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(".zattrs: multiscales[0].datasets[].path"), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(BadInputGroup, MembersLinkedFromOutsideTheGroupAreRefused) {
+  // A real array outside the group, and links to it inside: as a level, an array member, a group.
+  test::TempDir dir;
+  put_json(dir / "outside/zarr.json", v3_doc());
+  test::write_text(dir / "g/.zgroup", R"({"zarr_format": 2})");
+  std::filesystem::create_directory_symlink(dir / "outside", dir / "g/level");
+  json attrs = {{"multiscales", json::array({{{"version", "0.4"},
+                                              {"axes", json::array({"y", "x"})},
+                                              {"datasets", json::array({{{"path", "level"}}})}}})}};
+  put_json(dir / "g/.zattrs", attrs);
+  auto expect_refused = [](auto&& open) {
+    try {
+      open();
+      ADD_FAILURE() << "opened";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("resolves outside"), std::string::npos) << e.what();
+    }
+  };
+  expect_refused([&] { Multiscale::open(dir / "g").open_level(0); });
+  expect_refused([&] { Group::open(dir / "g").open_array("level"); });
+  expect_refused([&] { Group::open(dir / "g").open_group("level"); });
+  // The same array opened directly, by its own path, is of course readable.
+  EXPECT_NO_THROW(Array::open(dir / "outside").read());
 }
 
 TEST(BadInputRegion, RegionsOfTheCliAreCheckedAgainstTheShape) {

@@ -192,7 +192,9 @@ std::optional<NodeType> Group::node_type(const std::string& relative) const {
 
 Array Group::open_array(const std::string& relative) const {
   // Through array_metadata(): consolidated metadata spares one metadata read per member.
-  return Array::open(path_ / relative, array_metadata(relative));
+  ArrayMetadata metadata = array_metadata(relative);
+  FileStore(path_).require_beneath(relative);
+  return Array::open(path_ / relative, std::move(metadata));
 }
 
 Group Group::open_group(const std::string& relative) const {
@@ -210,6 +212,7 @@ Group Group::open_group(const std::string& relative) const {
       return group;
     }
   }
+  FileStore(path_).require_beneath(relative);
   return Group::open(path_ / relative);
 }
 
@@ -229,6 +232,7 @@ ArrayMetadata Group::array_metadata(const std::string& relative) const {
       return parse_v2_array_metadata(node.doc, node.attributes, where);
     }
   }
+  FileStore(path_).require_beneath(relative);
   return read_array_metadata(path_ / relative);
 }
 
@@ -261,7 +265,13 @@ Multiscale Multiscale::open(const std::filesystem::path& path) {
     if (!dataset.is_object()) throw_invalid_field(where, "multiscales[0].datasets[]", "must be an object");
     MultiscaleLevel level;
     level.path = parse_string(required_field(dataset, "path", where), "multiscales[0].datasets[].path", where);
-    FileStore::check_key(level.path);
+    try {
+      FileStore::check_key(level.path);
+    } catch (const Error& e) {
+      // invalid_argument, not invalid_metadata: `zarrdirect info` takes the latter for "a plain
+      // group, no image", and this image must fail loudly.
+      throw Error(ErrorKind::invalid_argument, fmt::format("{}: multiscales[0].datasets[].path: {}", where, e.what()));
+    }
     if (dataset.contains("coordinateTransformations") && dataset["coordinateTransformations"].is_array()) {
       for (const auto& transform : dataset["coordinateTransformations"]) {
         if (!transform.is_object()) continue;
@@ -287,7 +297,9 @@ const MultiscaleLevel& Multiscale::level_at(std::size_t level) const {
 std::filesystem::path Multiscale::level_path(std::size_t level) const { return group_.path() / level_at(level).path; }
 
 Array Multiscale::open_level(std::size_t level) const {
-  return Array::open(level_path(level), level_metadata(level));
+  ArrayMetadata metadata = level_metadata(level);
+  FileStore(group_.path()).require_beneath(level_at(level).path);
+  return Array::open(level_path(level), std::move(metadata));
 }
 
 ArrayMetadata Multiscale::level_metadata(std::size_t level) const { return group_.array_metadata(level_at(level).path); }

@@ -157,6 +157,19 @@ bool FileStore::exists(std::string_view key) const {
   return true;
 }
 
+void FileStore::require_beneath(std::string_view key) const {
+  check_key(key);
+  int fd = io_->open_beneath(root_fd_, std::string(key).c_str(), O_PATH);
+  if (fd >= 0) {
+    io_->close(fd);
+    return;
+  }
+  if (errno == EXDEV || errno == ELOOP)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("{}: resolves outside {} (a link out of it?): refused", (root_ / std::string(key)).string(),
+                            root_.string()));
+}
+
 std::vector<std::string> FileStore::list(std::string_view key) const {
   if (!key.empty()) check_key(key);
   std::vector<std::string> names;

@@ -70,6 +70,11 @@ class FileStore {
 
   bool exists(std::string_view key) const;
 
+  // Throws Error(invalid_argument) naming `key` when the folder `key` exists but resolves outside
+  // the root (a link out of it): a group checks a member's folder before opening it as an array
+  // or group of its own. A missing folder passes; opening it then reports what is missing.
+  void require_beneath(std::string_view key) const;
+
   // Names of the entries of the folder `key` ("" for the root), sorted; empty if absent.
   std::vector<std::string> list(std::string_view key) const;
 
