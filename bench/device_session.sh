@@ -4,7 +4,10 @@
 # .device/conformance (a copy of ../shared/conformance). Results land in $OUT.
 #
 #   bench/device_session.sh [--skip-bench] [--bench-only] [gpu_bench.py options...]
-# --bench-only reuses build-dev from a previous call on the same (warm) machine.
+# --bench-only reuses build-dev from a previous call on the same (warm) machine. A device call
+# lasts at most 10 minutes, so a session is two calls on one warm machine:
+#   bench/device_session.sh --skip-bench          (build, C++ and Python GPU tests: about 4 min)
+#   TUNE=1 bench/device_session.sh --bench-only   (the benchmark, capped by BENCH_SECONDS=540)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/zd-out}
@@ -57,7 +60,7 @@ fi  # bench_only
 
 if [ "$skip_bench" = 0 ]; then
   log "benchmark"
-  timeout "${BENCH_SECONDS:-900}" python3 bench/gpu_bench.py --build build-dev --work /tmp/zd-bench --out "$OUT/bench.md" \
+  timeout "${BENCH_SECONDS:-540}" python3 bench/gpu_bench.py --build build-dev --work /tmp/zd-bench --out "$OUT/bench.md" \
     "${bench_args[@]}"
 fi
 if [ "${TUNE:-0}" = 1 ]; then
