@@ -7,7 +7,8 @@
 # --bench-only reuses build-dev from a previous call on the same (warm) machine. A device call
 # lasts at most 10 minutes, so a session is two calls on one warm machine:
 #   bench/device_session.sh --skip-bench          (build, C++ and Python GPU tests: about 4 min)
-#   TUNE=1 bench/device_session.sh --bench-only   (the benchmark, capped by BENCH_SECONDS=540)
+#   bench/device_session.sh --bench-only          (the benchmark, capped by BENCH_SECONDS=540)
+#   TUNE=1 BENCH_SECONDS=1 bench/device_session.sh --bench-only   (thread/ring sweep, if time is left)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/zd-out}
