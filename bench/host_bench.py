@@ -56,7 +56,8 @@ def main() -> int:
             out = z[:]
             times.append(time.perf_counter() - start)
         zp = out.nbytes / statistics.median(times) / 1e9
-        result = subprocess.run([args.zarrdirect, "bench", str(path), "--repeat", str(args.repeat), "--json"],
+        result = subprocess.run([args.zarrdirect, "bench", str(path), "--repeat", str(args.repeat), "--json",
+                                 "--fresh-output"],  # like z[:], a new result per read
                                 capture_output=True, text=True, check=True)
         zd = json.loads(result.stdout.strip().splitlines()[-1])
         rows.append((name, disk / 2**30, zp, zd["median_gbps"], zd["threads"]))
