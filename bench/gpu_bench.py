@@ -123,7 +123,12 @@ def main() -> int:
             row["tensorstore_region_ms"] = statistics.median(r["seconds"] for r in ts) * 1e3
         table.append(row)
         print(json.dumps(row), flush=True)
+        # Written after every array, so a run cut short by the device's time limit keeps its rows.
+        write_table(table, args.out)
+    return 0
 
+
+def write_table(table: list[dict], out: Path) -> None:
     def fmt(value, digits=2):
         return "-" if value is None else f"{value:.{digits}f}"
 
@@ -144,9 +149,8 @@ def main() -> int:
         zd, ts = row.get("zarrdirect_region_ms"), row.get("tensorstore_region_ms")
         lines.append(f"| {row['array']} | {fmt(zd)} | {fmt(ts)} | {fmt(ts / zd if zd and ts else None, 1)}x |")
     text = "\n".join(lines) + "\n\nThroughput in GB/s (10^9 bytes of decoded array per second) into GPU memory.\n"
-    print(text)
-    args.out.write_text(text + "\n```\n" + "\n".join(json.dumps(r) for r in table) + "\n```\n")
-    return 0
+    print(text, flush=True)
+    out.write_text(text + "\n```\n" + "\n".join(json.dumps(r) for r in table) + "\n```\n")
 
 
 if __name__ == "__main__":
