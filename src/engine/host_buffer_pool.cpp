@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -75,6 +76,8 @@ HostBuffer acquire_host_buffer(std::size_t nbytes) {
     }
   }
   std::size_t alignment = nbytes >= kHugePage ? kHugePage : kPage;
+  // Rounding up must not wrap to a small capacity (a buffer smaller than asked for).
+  if (nbytes > std::numeric_limits<std::size_t>::max() - alignment) throw std::bad_alloc();
   std::size_t capacity = (std::max<std::size_t>(nbytes, 1) + alignment - 1) / alignment * alignment;
   auto* data = static_cast<std::byte*>(std::aligned_alloc(alignment, capacity));
   if (!data) throw std::bad_alloc();
