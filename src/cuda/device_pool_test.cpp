@@ -1,0 +1,247 @@
+// The pool of pinned staging slots and streams. Without a device only the failures are tested
+// (they must be clean Error(cuda)s that leave the pool as it was); with one, the reuse and
+// eviction rules. The pool is process-wide and device reads leave slots in it, so each GPU test
+// starts with trim().
+#include "cuda/device_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/cuda_runtime_state.hpp"
+#include "zarrdirect/array.hpp"
+#include "zarrdirect/error.hpp"
+
+namespace zarrdirect::cuda {
+namespace {
+
+#define REQUIRE_GPU() \
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: " << cuda_unavailable_reason()
+
+// Runs `action`, which must throw Error(cuda) naming `call`.
+template <class Action>
+void expect_cuda_error(const std::string& call, Action&& action) {
+  try {
+    action();
+    ADD_FAILURE() << "no error; expected one from " << call;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::cuda) << e.what();
+    EXPECT_TRUE(std::string(e.what()).starts_with(call + ": ")) << e.what();
+  }
+}
+
+int current_device() {
+  int device = -1;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  return device;
+}
+
+std::set<std::byte*> hosts_of(const std::vector<SlotPtr>& slots) {
+  std::set<std::byte*> hosts;
+  for (const auto& slot : slots) hosts.insert(slot->host);
+  return hosts;
+}
+
+// --- Everywhere -------------------------------------------------------------------------------
+
+TEST(DevicePool, UsingADeviceThatDoesNotExistFails) {
+  // One past the last device (0 without a GPU) exists on no machine.
+  expect_cuda_error("cudaSetDevice", [] { use_device(cuda_device_count()); });
+  expect_cuda_error("cudaSetDevice", [] { use_device(-1); });
+}
+
+TEST(DevicePool, TrimLeavesNoIdleStaging) {
+  DevicePool::instance().trim();
+  EXPECT_EQ(DevicePool::instance().idle_pinned_bytes(), 0u);
+  EXPECT_EQ(&DevicePool::instance(), &DevicePool::instance());
+}
+
+// --- Without a GPU ----------------------------------------------------------------------------
+
+TEST(DevicePool, WithoutADeviceAcquiringFailsCleanly) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA device is present";
+  DevicePool& pool = DevicePool::instance();
+  const std::size_t idle = pool.idle_pinned_bytes();
+  expect_cuda_error("cudaHostAlloc (pinned staging)", [&] { (void)pool.acquire_slots(0, 1 << 16, 2); });
+  expect_cuda_error("cudaStreamCreateWithFlags", [&] { (void)pool.acquire_streams(0, 2); });
+  EXPECT_EQ(pool.idle_pinned_bytes(), idle);
+  // An unpinned slot allocates its host memory first, then fails on the event (and frees it).
+  expect_cuda_error("cudaEventCreateWithFlags", [] { StagingSlot slot(0, 1 << 16, false); });
+  // Releasing nothing works without a device.
+  pool.release_slots({}, 0);
+  pool.release_streams(0, {});
+  EXPECT_EQ(pool.idle_pinned_bytes(), idle);
+}
+
+// --- With a GPU -------------------------------------------------------------------------------
+
+TEST(DevicePool, PinnedSlotIsPageAlignedHostMemoryWithLazyDeviceScratch) {
+  REQUIRE_GPU();
+  use_device(0);
+  const std::size_t capacity = 3 * 4096 + 100;
+  StagingSlot slot(0, capacity, true);
+  EXPECT_EQ(slot.device, 0);
+  EXPECT_EQ(slot.capacity, capacity);
+  EXPECT_TRUE(slot.pinned);
+  ASSERT_NE(slot.host, nullptr);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(slot.host) % 4096, 0u);
+  // The aligned start lies within the first page of the allocation.
+  const auto* base = static_cast<std::byte*>(slot.pinned_allocation);
+  EXPECT_GE(slot.host, base);
+  EXPECT_LT(slot.host, base + 4096);
+  std::memset(slot.host, 0x5a, capacity);  // every byte is usable
+  cudaPointerAttributes host_attributes{};
+  check_cuda(cudaPointerGetAttributes(&host_attributes, slot.host), "cudaPointerGetAttributes (host)");
+  EXPECT_EQ(host_attributes.type, cudaMemoryTypeHost);
+  EXPECT_NE(slot.done, nullptr);
+  EXPECT_FALSE(slot.in_flight);
+
+  EXPECT_EQ(slot.device_scratch, nullptr);  // not until asked for
+  std::byte* scratch = slot.scratch();
+  ASSERT_NE(scratch, nullptr);
+  EXPECT_EQ(slot.scratch(), scratch);  // allocated once
+  cudaPointerAttributes scratch_attributes{};
+  check_cuda(cudaPointerGetAttributes(&scratch_attributes, scratch), "cudaPointerGetAttributes (scratch)");
+  EXPECT_EQ(scratch_attributes.type, cudaMemoryTypeDevice);
+  EXPECT_EQ(scratch_attributes.device, 0);
+  // The whole capacity is there: copy the staging up and back down.
+  std::vector<std::byte> back(capacity);
+  check_cuda(cudaMemcpy(scratch, slot.host, capacity, cudaMemcpyHostToDevice), "cudaMemcpy up");
+  check_cuda(cudaMemcpy(back.data(), scratch, capacity, cudaMemcpyDeviceToHost), "cudaMemcpy down");
+  EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
+}
+
+TEST(DevicePool, ReleasedSlotsAreReusedAndTheIdleBudgetIsKept) {
+  REQUIRE_GPU();
+  use_device(0);
+  const int device = current_device();
+  DevicePool& pool = DevicePool::instance();
+  pool.trim();
+  constexpr std::size_t kSize = std::size_t{64} << 10;
+
+  auto slots = pool.acquire_slots(device, kSize, 2);
+  ASSERT_EQ(slots.size(), 2u);
+  for (const auto& slot : slots) {
+    EXPECT_EQ(slot->device, device);
+    EXPECT_GE(slot->capacity, kSize);
+    EXPECT_TRUE(slot->pinned);
+    EXPECT_FALSE(slot->in_flight);
+  }
+  EXPECT_NE(slots[0]->host, slots[1]->host);
+  const auto first_hosts = hosts_of(slots);
+  EXPECT_EQ(pool.idle_pinned_bytes(), 0u);  // taken slots are not idle
+
+  // Given back under a large budget, both stay idle and come back on the next request.
+  pool.release_slots(std::move(slots), ~std::size_t{0});
+  EXPECT_EQ(pool.idle_pinned_bytes(), 2 * kSize);
+  slots = pool.acquire_slots(device, kSize, 2);
+  EXPECT_EQ(hosts_of(slots), first_hosts);
+  EXPECT_EQ(pool.idle_pinned_bytes(), 0u);
+
+  // Under a budget of one slot, one is freed.
+  pool.release_slots(std::move(slots), kSize);
+  EXPECT_EQ(pool.idle_pinned_bytes(), kSize);
+  // A request for more than the idle one: it comes back and one new slot is made.
+  slots = pool.acquire_slots(device, kSize, 2);
+  ASSERT_EQ(slots.size(), 2u);
+  EXPECT_EQ(pool.idle_pinned_bytes(), 0u);
+  const auto hosts = hosts_of(slots);
+  EXPECT_EQ(hosts.size(), 2u);
+  EXPECT_TRUE(std::any_of(hosts.begin(), hosts.end(), [&](std::byte* h) { return first_hosts.contains(h); }));
+
+  // Null entries are ignored; a budget of zero frees everything.
+  slots.push_back(nullptr);
+  pool.release_slots(std::move(slots), 0);
+  EXPECT_EQ(pool.idle_pinned_bytes(), 0u);
+}
+
+TEST(DevicePool, SlotsAreReusedOnlyUpToTwiceTheSizeAskedFor) {
+  REQUIRE_GPU();
+  use_device(0);
+  const int device = current_device();
+  DevicePool& pool = DevicePool::instance();
+  pool.trim();
+  constexpr std::size_t kSize = 100000;
+
+  auto slots = pool.acquire_slots(device, kSize, 1);
+  std::byte* host = slots[0]->host;
+  pool.release_slots(std::move(slots), ~std::size_t{0});
+  // 60000 * 2 >= 100000: the idle slot serves.
+  slots = pool.acquire_slots(device, 60000, 1);
+  EXPECT_EQ(slots[0]->host, host);
+  EXPECT_EQ(slots[0]->capacity, kSize);
+  pool.release_slots(std::move(slots), ~std::size_t{0});
+  // 40000 * 2 < 100000: too wasteful, so a new slot of the asked size, and the idle one of
+  // another size is freed rather than kept.
+  slots = pool.acquire_slots(device, 40000, 1);
+  EXPECT_EQ(slots[0]->capacity, 40000u);
+  EXPECT_EQ(pool.idle_pinned_bytes(), 0u);
+  pool.release_slots(std::move(slots), ~std::size_t{0});
+  EXPECT_EQ(pool.idle_pinned_bytes(), 40000u);
+  // Too small is never taken.
+  slots = pool.acquire_slots(device, 40001, 1);
+  EXPECT_EQ(slots[0]->capacity, 40001u);
+  pool.release_slots(std::move(slots), 0);
+  pool.trim();
+  EXPECT_EQ(pool.idle_pinned_bytes(), 0u);
+}
+
+TEST(DevicePool, UnpinnedSlotsAreFreedNotPooled) {
+  REQUIRE_GPU();
+  use_device(0);
+  DevicePool& pool = DevicePool::instance();
+  pool.trim();
+  std::vector<SlotPtr> slots;
+  slots.push_back(std::make_unique<StagingSlot>(current_device(), 8192, false));
+  EXPECT_FALSE(slots[0]->pinned);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(slots[0]->host) % 4096, 0u);
+  std::memset(slots[0]->host, 1, 8192);
+  pool.release_slots(std::move(slots), ~std::size_t{0});
+  EXPECT_EQ(pool.idle_pinned_bytes(), 0u);
+}
+
+TEST(DevicePool, StreamsAreNonBlockingDistinctAndReused) {
+  REQUIRE_GPU();
+  use_device(0);
+  const int device = current_device();
+  DevicePool& pool = DevicePool::instance();
+  auto streams = pool.acquire_streams(device, 3);
+  ASSERT_EQ(streams.size(), 3u);
+  const std::set<cudaStream_t> distinct(streams.begin(), streams.end());
+  EXPECT_EQ(distinct.size(), 3u);
+  for (cudaStream_t stream : streams) {
+    EXPECT_NE(stream, nullptr);  // never the legacy default stream
+    unsigned flags = 0;
+    check_cuda(cudaStreamGetFlags(stream, &flags), "cudaStreamGetFlags");
+    EXPECT_EQ(flags & cudaStreamNonBlocking, static_cast<unsigned>(cudaStreamNonBlocking));
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  }
+  pool.release_streams(device, streams);
+  // The same streams come back (streams are never freed), however many others are idle.
+  auto again = pool.acquire_streams(device, 3);
+  const std::set<cudaStream_t> reused(again.begin(), again.end());
+  EXPECT_EQ(reused, distinct);
+  pool.release_streams(device, again);
+  EXPECT_TRUE(pool.acquire_streams(device, 0).empty());
+}
+
+TEST(DevicePool, UsingTheCurrentDeviceKeepsIt) {
+  REQUIRE_GPU();
+  use_device(0);
+  EXPECT_EQ(current_device(), 0);
+  use_device(0);
+  EXPECT_EQ(current_device(), 0);
+  // A failed switch leaves the current device alone.
+  EXPECT_THROW(use_device(cuda_device_count()), Error);
+  EXPECT_EQ(current_device(), 0);
+}
+
+}  // namespace
+}  // namespace zarrdirect::cuda
