@@ -35,7 +35,7 @@ python3 -c 'import sys, numpy, cupy, torch; print(sys.version.split()[0], numpy.
 log "build"
 pybind_dir=$(python3 -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null)
 cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DZARRDIRECT_DEPS_DIR="$PWD/.device/deps" \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DPython3_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$pybind_dir" \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DZARRDIRECT_TESTS=ON -DZARRDIRECT_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$pybind_dir" \
   > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
 grep -E "zarrdirect:" "$OUT/configure.log"
 cmake --build build-dev -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
@@ -65,7 +65,7 @@ if [ "$skip_bench" = 0 ]; then
     log "build (fresh machine)"
     cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DZARRDIRECT_DEPS_DIR="$PWD/.device/deps" \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DZARRDIRECT_PYTHON=OFF -DZARRDIRECT_TESTS=OFF > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-    cmake --build build-dev -j "$(nproc)" --target zarrdirect bare_loop > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+    cmake --build build-dev -j "$(nproc)" --target zarrdirect_cli bare_loop > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   fi
   export LD_LIBRARY_PATH="$PWD/.device/deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   log "benchmark"

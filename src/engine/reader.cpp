@@ -13,10 +13,10 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "engine/worker_pool.hpp"
 #include "util/checked_math.hpp"
 
 namespace zarrdirect {
@@ -152,10 +152,7 @@ class ReadJob {
     };
     if (scratch_.size() < workers) scratch_.resize(workers);
     if (file_buffers_.size() < workers) file_buffers_.resize(workers);
-    std::vector<std::thread> pool;
-    for (unsigned w = 1; w < workers; ++w) pool.emplace_back(loop, w);
-    loop(0);
-    for (auto& thread : pool) thread.join();
+    WorkerPool::shared().run(workers, loop);
   }
 
   void record_failure(std::exception_ptr error) {
