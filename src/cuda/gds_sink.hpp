@@ -5,6 +5,8 @@
 // streams, slots and ordering.
 #pragma once
 
+#include <atomic>
+
 #include "cuda/cufile.hpp"
 #include "cuda/device_sink.hpp"
 
@@ -12,11 +14,13 @@ namespace zarrdirect::cuda {
 
 class GdsSink final : public ChunkSink {
  public:
-  // `cufile` must have its driver open. The options' host_waits_for_caller is forced on.
+  // `cufile` must have its driver open. The options' host_waits_for_caller is forced on. With
+  // `fall_back` (the automatic path), a file cuFile refuses to register is staged instead, and so
+  // is every chunk after it; without it (gds forced), the refusal is an error.
   GdsSink(const DestinationLayout& destination, std::span<const std::byte> fill_value, DeviceSinkOptions options,
-          const CuFile& cufile, bool register_buffers);
+          const CuFile& cufile, bool register_buffers, bool fall_back);
 
-  std::string_view name() const override { return "gds"; }
+  std::string_view name() const override { return refused_ ? "gds, then staged (cuFile refused a file)" : "gds"; }
   void start(unsigned workers, std::size_t max_chunk_bytes) override { staged_.start(workers, max_chunk_bytes); }
   std::span<std::byte> staging(unsigned worker, std::size_t nbytes) override { return staged_.staging(worker, nbytes); }
   void place(unsigned worker, std::span<const std::byte> chunk, const ChunkBox& box) override {
@@ -33,6 +37,8 @@ class GdsSink final : public ChunkSink {
   DeviceSink staged_;
   const CuFile& cufile_;
   bool register_buffers_;
+  bool fall_back_;
+  std::atomic<bool> refused_{false};
 };
 
 }  // namespace zarrdirect::cuda
