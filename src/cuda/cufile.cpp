@@ -137,6 +137,7 @@ CuFileState CuFile::open_driver() {
   std::lock_guard lock(mutex_);
   if (!state_.loaded || open_attempted_) return state_;
   open_attempted_ = true;
+  state_.driver_tried = true;
   // The driver stays open for the life of the process: closing it while another thread (or
   // another library in the process) still reads would break that reader.
   CuFileError status = driver_open_();

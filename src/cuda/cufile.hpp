@@ -39,6 +39,7 @@ std::string cufile_error_name(int err);
 // --- The loaded library -----------------------------------------------------------------------
 struct CuFileState {
   bool loaded = false;       // libcufile was found and has every symbol used here
+  bool driver_tried = false; // cuFileDriverOpen was called (driver_open says how it went)
   bool driver_open = false;  // cuFileDriverOpen succeeded
   bool native = false;       // nvidia-fs is loaded: reads go storage -> GPU without a host bounce
   std::string library;       // the file dlopen() took, when loaded

@@ -20,6 +20,7 @@ namespace {
 void expect_same(const CuFileState& a, const CuFileState& b) {
   EXPECT_EQ(a.loaded, b.loaded);
   EXPECT_EQ(a.driver_open, b.driver_open);
+  EXPECT_EQ(a.driver_tried, b.driver_tried);
   EXPECT_EQ(a.native, b.native);
   EXPECT_EQ(a.library, b.library);
   EXPECT_EQ(a.detail, b.detail);
@@ -136,6 +137,7 @@ TEST(CuFile, OpeningTheDriverOnADeviceHappensOnceAndIsExplained) {
   const CuFileState first = cufile.open_driver();
   SCOPED_TRACE(first.detail);
   EXPECT_TRUE(first.loaded);
+  EXPECT_TRUE(first.driver_tried);
   if (first.driver_open) {
     EXPECT_NE(first.detail.find("cuFile driver open"), std::string::npos);
   } else {

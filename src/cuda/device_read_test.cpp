@@ -184,8 +184,16 @@ bool uncompressed(const Loaded& c) {
 // --- Without a GPU -----------------------------------------------------------------------------
 
 TEST(DeviceSystem, DescribesTheMachine) {
+  const auto cufile_before = cuda::CuFile::instance().state();
   nlohmann::json doc = describe_system();
   SCOPED_TRACE(doc.dump(2));
+  if (cufile_before.loaded && !cufile_before.native && !cufile_before.driver_tried) {
+    // Describing the machine leaves cuFile's driver closed where the automatic path would not
+    // use it, and says why.
+    EXPECT_FALSE(cuda::CuFile::instance().state().driver_tried);
+    EXPECT_FALSE(doc["cufile"]["driver_open"].get<bool>());
+    EXPECT_NE(doc["cufile"]["detail"].get<std::string>().find("compatibility mode"), std::string::npos);
+  }
   EXPECT_TRUE(doc["cuda_built"].get<bool>());
   ASSERT_TRUE(doc.contains("cufile"));
   EXPECT_TRUE(doc["cufile"].contains("loaded"));

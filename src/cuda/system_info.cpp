@@ -45,12 +45,18 @@ nlohmann::json describe_system() {
     (void)cudaGetLastError();
   }
 
-  // cuFile: loading the library costs little; the driver is opened only where there is a GPU
-  // for it to open against.
+  // cuFile: loading the library costs little. Its driver is opened only where the automatic
+  // path would use it (a GPU, and nvidia-fs loaded): opening it starts cuFile's threads and
+  // buffers, and on the GPU machine (no nvidia-fs) a fresh Python process that opened it aborted
+  // inside libcufile (free(): invalid pointer). A forced gds read still opens it.
   auto& cufile = cuda::CuFile::instance();
   cuda::CuFileState state = cufile.state();
-  if (devices > 0 && state.loaded && cudaFree(nullptr) == cudaSuccess) state = cufile.open_driver();
+  if (devices > 0 && state.loaded && state.native && cudaFree(nullptr) == cudaSuccess) state = cufile.open_driver();
   (void)cudaGetLastError();
+  if (state.loaded && !state.native && !state.driver_tried)
+    state.detail = fmt::format("{} loaded, but the nvidia-fs kernel module is not: GPUDirect Storage could run only "
+                               "in cuFile's compatibility mode",
+                               state.library);
   doc["cufile"] = {{"loaded", state.loaded},
                    {"driver_open", state.driver_open},
                    {"native", state.native},
