@@ -25,6 +25,26 @@ while [ $# -gt 0 ]; do
   shift
 done
 log() { echo "== $(date +%T) $*"; }
+# The packed libraries' own dependencies (blosc needs snappy) are found through this path.
+export LD_LIBRARY_PATH="$PWD/.device/deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# build_dev full|bench: configures and builds build-dev (Release, sm_90) against the packed
+# dependencies; `full` with the tests and the Python module, `bench` only what the benchmark runs.
+build_dev() {
+  local options=(-DZARRDIRECT_TESTS=OFF -DZARRDIRECT_PYTHON=OFF) targets=(--target zarrdirect_cli bare_loop)
+  if [ "$1" = full ]; then
+    local pybind_dir
+    pybind_dir=$(python3 -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null)
+    options=(-DZARRDIRECT_TESTS=ON -DZARRDIRECT_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)"
+             -Dpybind11_DIR="$pybind_dir")
+    targets=()
+  fi
+  cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DZARRDIRECT_DEPS_DIR="$PWD/.device/deps" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 "${options[@]}" > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
+  grep -E "zarrdirect:" "$OUT/configure.log"
+  cmake --build build-dev -j "$(nproc)" "${targets[@]}" > "$OUT/build.log" 2>&1 ||
+    { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
+}
 
 if [ "$bench_only" = 0 ]; then
 log "machine"
@@ -33,16 +53,8 @@ nproc; free -g | head -2; df -h /tmp | tail -1
 python3 -c 'import sys, numpy, cupy, torch; print(sys.version.split()[0], numpy.__version__, cupy.__version__, torch.__version__)'
 
 log "build"
-pybind_dir=$(python3 -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null)
-cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DZARRDIRECT_DEPS_DIR="$PWD/.device/deps" \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DZARRDIRECT_TESTS=ON -DZARRDIRECT_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$pybind_dir" \
-  > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-grep -E "zarrdirect:" "$OUT/configure.log"
-cmake --build build-dev -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
+build_dev full
 log "built"
-
-# The packed libraries' own dependencies (blosc needs snappy) are found through this path.
-export LD_LIBRARY_PATH="$PWD/.device/deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 log "system"
 build-dev/zarrdirect info --system
@@ -63,11 +75,8 @@ if [ "$skip_bench" = 0 ]; then
   if [ ! -x build-dev/zarrdirect ]; then
     # The machine went back between calls: build again (no tests) before measuring.
     log "build (fresh machine)"
-    cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DZARRDIRECT_DEPS_DIR="$PWD/.device/deps" \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DZARRDIRECT_PYTHON=OFF -DZARRDIRECT_TESTS=OFF > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-    cmake --build build-dev -j "$(nproc)" --target zarrdirect_cli bare_loop > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+    build_dev bench
   fi
-  export LD_LIBRARY_PATH="$PWD/.device/deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   log "benchmark"
   timeout "${BENCH_SECONDS:-540}" python3 bench/gpu_bench.py --build build-dev --work /tmp/zd-bench --out "$OUT/bench.md" \
     "${bench_args[@]}"

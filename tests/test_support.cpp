@@ -51,4 +51,17 @@ CommandResult run_command(const std::string& command) {
 
 std::string cli_path() { return ZARRDIRECT_CLI_PATH; }
 
+ChunkBox make_box(const std::vector<std::uint64_t>& chunk_shape, const std::vector<std::uint64_t>& offset_in_chunk,
+                  const std::vector<std::uint64_t>& extent, const std::vector<std::uint64_t>& offset_in_dest) {
+  ChunkBox box;
+  box.rank = chunk_shape.size();
+  for (std::size_t d = 0; d < box.rank; ++d) {
+    box.chunk_shape[d] = chunk_shape[d];
+    box.offset_in_chunk[d] = offset_in_chunk[d];
+    box.extent[d] = extent[d];
+    box.offset_in_dest[d] = offset_in_dest[d];
+  }
+  return box;
+}
+
 }  // namespace zarrdirect::test

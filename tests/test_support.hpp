@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/layout.hpp"
+
 namespace zarrdirect::test {
 
 // A fresh folder under the system temp dir, removed when the object dies.
@@ -39,5 +41,10 @@ CommandResult run_command(const std::string& command);
 
 // Path of the built zarrdirect CLI.
 std::string cli_path();
+
+// The box where a chunk of `chunk_shape` meets a read: `extent` elements from `offset_in_chunk`,
+// landing at `offset_in_dest`.
+ChunkBox make_box(const std::vector<std::uint64_t>& chunk_shape, const std::vector<std::uint64_t>& offset_in_chunk,
+                  const std::vector<std::uint64_t>& extent, const std::vector<std::uint64_t>& offset_in_dest);
 
 }  // namespace zarrdirect::test

@@ -10,24 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
 #include "zarrdirect/error.hpp"
 
 namespace zarrdirect {
 namespace {
 
 using Shape = std::vector<std::uint64_t>;
-
-ChunkBox box_of(Shape chunk_shape, Shape offset_in_chunk, Shape extent, Shape offset_in_dest) {
-  ChunkBox box;
-  box.rank = chunk_shape.size();
-  for (std::size_t d = 0; d < box.rank; ++d) {
-    box.chunk_shape[d] = chunk_shape[d];
-    box.offset_in_chunk[d] = offset_in_chunk[d];
-    box.extent[d] = extent[d];
-    box.offset_in_dest[d] = offset_in_dest[d];
-  }
-  return box;
-}
 
 std::span<const std::byte> fill_bytes(const std::uint16_t& value) {
   return std::as_bytes(std::span<const std::uint16_t, 1>(&value, 1));
@@ -123,7 +112,7 @@ TEST(HostSink, PlaceCopiesTheBoxIntoAStridedDestinationAndNothingElse) {
   for (std::uint16_t r = 0; r < 3; ++r)
     for (std::uint16_t c = 0; c < 4; ++c) chunk.push_back(static_cast<std::uint16_t>(100 * r + c));
   std::memcpy(staging.data(), chunk.data(), 24);
-  sink.place(0, staging.first(24), box_of({3, 4}, {1, 1}, {2, 3}, {3, 2}));
+  sink.place(0, staging.first(24), test::make_box({3, 4}, {1, 1}, {2, 3}, {3, 2}));
   for (std::size_t r = 0; r < 5; ++r)
     for (std::size_t c = 0; c < 8; ++c) {
       const bool inside = r >= 3 && r < 5 && c >= 2 && c < 5;
@@ -145,8 +134,8 @@ TEST(HostSink, FillWritesItsOwnCopyOfTheFillValueOverTheBoxOnly) {
     std::fill(fill.begin(), fill.end(), std::byte{0});
   }
   sink->start(2, 0);
-  sink->fill(1, box_of({2, 2}, {0, 0}, {2, 2}, {0, 4}));   // top-right corner
-  sink->fill(0, box_of({4, 4}, {3, 0}, {1, 1}, {4, 0}));   // one element, bottom-left
+  sink->fill(1, test::make_box({2, 2}, {0, 0}, {2, 2}, {0, 4}));   // top-right corner
+  sink->fill(0, test::make_box({4, 4}, {3, 0}, {1, 1}, {4, 0}));   // one element, bottom-left
   for (std::size_t r = 0; r < 5; ++r)
     for (std::size_t c = 0; c < 8; ++c) {
       const bool filled = (r < 2 && c >= 4 && c < 6) || (r == 4 && c == 0);
@@ -163,11 +152,11 @@ TEST(HostSink, DirectTargetOnlyForWholeChunksThatLandContiguously) {
   sink.start(1, 0);
 
   // Full-width rows: one run of bytes starting at the box's place.
-  auto rows = sink.direct_target(box_of({2, 6}, {0, 0}, {2, 6}, {1, 0}));
+  auto rows = sink.direct_target(test::make_box({2, 6}, {0, 0}, {2, 6}, {1, 0}));
   EXPECT_EQ(rows.data(), reinterpret_cast<std::byte*>(&memory[6]));
   EXPECT_EQ(rows.size(), 2u * 6u * 2u);
   // A single-row chunk is contiguous even when narrower than the destination.
-  auto one_row = sink.direct_target(box_of({1, 4}, {0, 0}, {1, 4}, {2, 1}));
+  auto one_row = sink.direct_target(test::make_box({1, 4}, {0, 0}, {1, 4}, {2, 1}));
   EXPECT_EQ(one_row.data(), reinterpret_cast<std::byte*>(&memory[2 * 6 + 1]));
   EXPECT_EQ(one_row.size(), 8u);
   // What is written there is the destination.
@@ -178,17 +167,17 @@ TEST(HostSink, DirectTargetOnlyForWholeChunksThatLandContiguously) {
   EXPECT_EQ(memory[2 * 6 + 5], 0);
 
   // Narrower than the destination over several rows: not one run.
-  EXPECT_TRUE(sink.direct_target(box_of({2, 4}, {0, 0}, {2, 4}, {0, 0})).empty());
+  EXPECT_TRUE(sink.direct_target(test::make_box({2, 4}, {0, 0}, {2, 4}, {0, 0})).empty());
   // Only part of the chunk is wanted (an edge chunk cut by the region).
-  EXPECT_TRUE(sink.direct_target(box_of({3, 6}, {0, 0}, {2, 6}, {3, 0})).empty());
-  EXPECT_TRUE(sink.direct_target(box_of({2, 6}, {1, 0}, {1, 6}, {0, 0})).empty());
+  EXPECT_TRUE(sink.direct_target(test::make_box({3, 6}, {0, 0}, {2, 6}, {3, 0})).empty());
+  EXPECT_TRUE(sink.direct_target(test::make_box({2, 6}, {1, 0}, {1, 6}, {0, 0})).empty());
 
   // Padded rows: whole rows of the view still are not one run.
   PaddedDestination padded;
   HostSink padded_sink(padded.layout(), fill_bytes(fill));
   padded_sink.start(1, 0);
-  EXPECT_TRUE(padded_sink.direct_target(box_of({2, 6}, {0, 0}, {2, 6}, {0, 0})).empty());
-  auto padded_row = padded_sink.direct_target(box_of({1, 6}, {0, 0}, {1, 6}, {3, 0}));
+  EXPECT_TRUE(padded_sink.direct_target(test::make_box({2, 6}, {0, 0}, {2, 6}, {0, 0})).empty());
+  auto padded_row = padded_sink.direct_target(test::make_box({1, 6}, {0, 0}, {1, 6}, {3, 0}));
   EXPECT_EQ(padded_row.data(), reinterpret_cast<std::byte*>(&padded.memory[3 * 8]));
   EXPECT_EQ(padded_row.size(), 12u);
 }

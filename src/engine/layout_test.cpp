@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/host_sink.hpp"
+#include "test_support.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -18,18 +19,7 @@ std::vector<std::uint16_t> iota_chunk(std::size_t n) {
   return chunk;
 }
 
-ChunkBox make_box(std::vector<std::uint64_t> chunk_shape, std::vector<std::uint64_t> offset_in_chunk,
-                  std::vector<std::uint64_t> extent, std::vector<std::uint64_t> offset_in_dest) {
-  ChunkBox box;
-  box.rank = chunk_shape.size();
-  for (std::size_t d = 0; d < box.rank; ++d) {
-    box.chunk_shape[d] = chunk_shape[d];
-    box.offset_in_chunk[d] = offset_in_chunk[d];
-    box.extent[d] = extent[d];
-    box.offset_in_dest[d] = offset_in_dest[d];
-  }
-  return box;
-}
+using test::make_box;
 
 TEST(Layout, ContiguousStrides) {
   std::vector<std::uint64_t> shape{3, 4, 5};
