@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, GPU tests, Python GPU tests, system description, benchmark.
 # Needs in the checkout (carried, git-ignored): .device/deps (scripts/pack_device_deps.sh) and
-# .device/conformance (a copy of ../shared/conformance). Results land in $OUT.
+# the conformance corpus in tests/data/conformance. Results land in $OUT.
 #
 #   bench/device_session.sh [--skip-bench] [--bench-only] [gpu_bench.py options...]
 # --bench-only reuses build-dev from a previous call on the same (warm) machine. A device call
@@ -60,7 +60,7 @@ log "system"
 build-dev/zarrdirect info --system
 
 log "C++ tests (GPU tests included)"
-export ZARRDIRECT_CONFORMANCE_DIR="$PWD/.device/conformance"
+export ZARRDIRECT_CONFORMANCE_DIR="$PWD/tests/data/conformance"
 build-dev/tests/zarrdirect_tests 2>&1 | tee "$OUT/tests.log" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |conformance|skipped|Failure|error" | head -80
 
 log "Python tests"

@@ -13,7 +13,7 @@ shift || true
 all_targets=(fuzz_v3_metadata fuzz_v2_metadata fuzz_ome fuzz_shard_index fuzz_chunk_decode fuzz_region)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
-conformance=${ZARRDIRECT_CONFORMANCE_DIR:-../shared/conformance}
+conformance=${ZARRDIRECT_CONFORMANCE_DIR:-tests/data/conformance}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER="${CC:-clang}" -DCMAKE_CXX_COMPILER="${CXX:-clang++}" \

@@ -1,4 +1,4 @@
-// Every case of the conformance corpus (../shared/conformance): the whole array, a region and
+// Every case of the conformance corpus (tests/data/conformance): the whole array, a region and
 // the CLI's --output must equal expected.npy. Cases that need a codec zarrdirect lacks are
 // counted and named, never dropped silently.
 #include <gtest/gtest.h>

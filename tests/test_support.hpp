@@ -26,7 +26,7 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// The conformance corpus (ZARRDIRECT_CONFORMANCE_DIR in the environment, else ../shared/conformance).
+// The conformance corpus (ZARRDIRECT_CONFORMANCE_DIR in the environment, else tests/data/conformance).
 std::filesystem::path conformance_dir();
 
 void write_text(const std::filesystem::path& path, const std::string& text);

@@ -1,4 +1,4 @@
-"""A faithful port of the original module's read loop (../shared/reference), the peer zarrdirect
+"""A faithful port of the original module's read loop (the kvikio module zarrdirect started from), the peer zarrdirect
 is measured against: one chunk at a time, each read into a chunk-shaped device scratch buffer and
 copied into place with CuPy slicing.
 

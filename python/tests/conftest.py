@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def conformance_dir() -> Path:
-    """ZARRDIRECT_CONFORMANCE_DIR, else ../shared/conformance beside the repository."""
+    """ZARRDIRECT_CONFORMANCE_DIR, else the corpus the repository carries (tests/data/conformance)."""
     override = os.environ.get("ZARRDIRECT_CONFORMANCE_DIR")
-    return Path(override) if override else REPO.parent / "shared" / "conformance"
+    return Path(override) if override else REPO / "tests" / "data" / "conformance"
 
 
 def conformance_cases() -> list[Path]:
