@@ -114,4 +114,9 @@ class Array {
 // True when a CUDA device is present and usable from this process.
 bool cuda_available();
 
+// The elements of a read result in host memory (C order, native byte order): a copy of host
+// results, a device-to-host copy of device results. Errors: ErrorKind::cuda naming the failed
+// call; unsupported for a device result in a build without CUDA. Safe from any thread.
+std::vector<std::byte> copy_to_host(const NDArray& array);
+
 }  // namespace zarrdirect

@@ -8,7 +8,6 @@
 #include "convert.hpp"
 #include "cuda_runtime.hpp"
 #include "dlpack.hpp"
-#include "engine/device_copy.hpp"
 
 namespace py = pybind11;
 

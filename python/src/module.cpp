@@ -4,7 +4,7 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
-#include "engine/device_info.hpp"
+#include "zarrdirect/system.hpp"
 #include "errors.hpp"
 
 namespace py = pybind11;

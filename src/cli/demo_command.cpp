@@ -7,7 +7,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/sample.hpp"
-#include "engine/device_copy.hpp"
 #include "zarrdirect/array.hpp"
 
 namespace zarrdirect::cli {

@@ -3,8 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/open_target.hpp"
-#include "codec/registry.hpp"
-#include "engine/device_info.hpp"
+#include "zarrdirect/system.hpp"
 #include "store/file_store.hpp"
 #include "zarrdirect/array.hpp"
 #include "zarrdirect/group.hpp"
@@ -123,7 +122,7 @@ Run add_info_command(CLI::App& app) {
   return [options]() {
     if (options->system) {
       auto doc = describe_system();
-      doc["codecs"] = codec::supported_codec_names();
+      doc["codecs"] = supported_codecs();
       if (options->json) fmt::print("{}\n", doc.dump(2));
       else print_system(doc);
       return 0;

@@ -7,8 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/open_target.hpp"
 #include "cli/progress.hpp"
-#include "engine/device_copy.hpp"
-#include "util/npy.hpp"
+#include "zarrdirect/npy.hpp"
 #include "zarrdirect/array.hpp"
 
 namespace zarrdirect::cli {

@@ -1,13 +1,4 @@
-// Copies a read result to host memory (a no-op view for host results).
+// copy_to_host() is public (zarrdirect/array.hpp); defined in the engine (no CUDA) or src/cuda.
 #pragma once
 
-#include <cstddef>
-#include <vector>
-
 #include "zarrdirect/array.hpp"
-
-namespace zarrdirect {
-
-std::vector<std::byte> copy_to_host(const NDArray& array);
-
-}  // namespace zarrdirect
