@@ -64,7 +64,7 @@ export ZARRDIRECT_CONFORMANCE_DIR="$PWD/tests/data/conformance"
 build-dev/tests/zarrdirect_tests 2>&1 | tee "$OUT/tests.log" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |conformance|skipped|Failure|error" | head -80
 
 log "Python tests"
-pythonpath="$PWD/python"
+pythonpath="$PWD/build-dev/python"
 # The GPU machine may lack pytest: Debian's pure-Python copy travels in .device/pylib.
 python3 -c 'import pytest' 2>/dev/null || pythonpath="$pythonpath:$PWD/.device/pylib"
 PYTHONPATH="$pythonpath" timeout 300 python3 -m pytest -q -x python/tests 2>&1 | tail -25

@@ -35,8 +35,23 @@ endfunction()
 
 find_package(Threads REQUIRED)
 
-zd_dependency(json HEADER nlohmann/json.hpp)
-zd_dependency(cli11 HEADER CLI/CLI.hpp)
+# nlohmann_json is the one public dependency (the API passes nlohmann::json): from its own CMake
+# package where there is one (Debian's), so the installed zarrdirect package names it by that
+# package's target and consumers find it again with find_dependency.
+find_package(nlohmann_json 3 CONFIG QUIET)
+if(nlohmann_json_FOUND AND NOT ZARRDIRECT_DEPS_DIR)
+  set(ZARRDIRECT_JSON_TARGET nlohmann_json::nlohmann_json)
+  set(ZARRDIRECT_JSON_PACKAGE ON)
+  add_library(zd::json INTERFACE IMPORTED GLOBAL)
+  target_link_libraries(zd::json INTERFACE nlohmann_json::nlohmann_json)
+else()
+  zd_dependency(json HEADER nlohmann/json.hpp)
+  set(ZARRDIRECT_JSON_TARGET $<BUILD_INTERFACE:zd::json>)
+  set(ZARRDIRECT_JSON_PACKAGE OFF)
+endif()
+if(NOT ZARRDIRECT_PACKAGE_CONSUMER)  # the installed package's config reuses this file
+  zd_dependency(cli11 HEADER CLI/CLI.hpp)
+endif()
 zd_dependency(zstd HEADER zstd.h LIBS zstd)
 zd_dependency(lz4 HEADER lz4.h LIBS lz4)
 zd_dependency(zlib HEADER zlib.h LIBS z)

@@ -9,7 +9,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libzstd-dev zlib1g-dev liblz4-dev libbz2-dev libblosc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3-dev pybind11-dev python3-numpy python3-pytest python3-zarr
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-zarr python3-numcodecs
+  python3-pip python3-setuptools python3-wheel python3-venv python3-build ccache
   clang libclang-rt-14-dev
 )
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: the conformance corpus, skip-on-unsupported, small array writers."""
+"""Shared fixtures: the conformance corpus with its expected refusals, small array writers."""
 
 from __future__ import annotations
 
@@ -23,23 +23,39 @@ def conformance_dir() -> Path:
 
 
 def conformance_cases() -> list[Path]:
+    """Every case of the corpus; a missing or empty corpus is an error, never an empty list (a
+    test that cannot find its data must fail, not pass by running nothing)."""
     root = conformance_dir()
-    if not root.is_dir():
-        return []
-    return sorted(case.parent for case in root.glob("*/*/case.json"))
+    cases = sorted(case.parent for case in root.glob("*/*/case.json"))
+    if not cases:
+        raise RuntimeError(f"no conformance cases under {root}")
+    return cases
 
 
 def case_id(case: Path) -> str:
     return f"{case.parent.name}/{case.name}"
 
 
-def skip_unsupported(call, *args, **kwargs):
-    """Runs call(...); a feature zarrdirect lacks (UnsupportedError) skips the test with the reason,
-    so the corpus shows what is missing instead of failing or hiding it."""
+def expected_refusals() -> dict[str, str]:
+    """expected_refusals.json beside the corpus: case ("writer/name") -> why zarrdirect refuses it."""
+    doc = json.loads((conformance_dir() / "expected_refusals.json").read_text())
+    return {entry["case"]: entry["reason"] for entry in doc["refusals"]}
+
+
+def read_case(case: Path, call, *args, **kwargs):
+    """Runs call(...) for conformance case `case`. An UnsupportedError fails the test unless the
+    case is an expected refusal (then the test is marked xfail with the listed reason); a listed
+    case that reads fails too, so the list never hides a case that works."""
+    reason = expected_refusals().get(case_id(case))
     try:
-        return call(*args, **kwargs)
+        result = call(*args, **kwargs)
     except zarrdirect.UnsupportedError as error:
-        pytest.skip(f"unsupported: {error}")
+        if reason is None:
+            pytest.fail(f"{case_id(case)} refused as unsupported and not an expected refusal: {error}")
+        pytest.xfail(f"expected refusal: {reason}")
+    if reason is not None:
+        pytest.fail(f"{case_id(case)} is listed in expected_refusals.json ({reason}) but reads: take it off")
+    return result
 
 
 def assert_same(got: np.ndarray, expected: np.ndarray) -> None:

@@ -18,12 +18,12 @@
 
 #include "cuda/cufile.hpp"
 #include "cuda/device_pool.hpp"
-#include "engine/device_copy.hpp"
-#include "engine/device_info.hpp"
+#include "conformance_cases.hpp"
 #include "test_support.hpp"
 #include "util/npy.hpp"
 #include "zarrdirect/array.hpp"
 #include "zarrdirect/group.hpp"
+#include "zarrdirect/system.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -35,40 +35,9 @@ namespace fs = std::filesystem;
 
 void check(cudaError_t status, const char* call) { ASSERT_EQ(status, cudaSuccess) << call << ": " << cudaGetErrorString(status); }
 
-struct Case {
-  std::string name;
-  fs::path array;
-  fs::path expected;
-};
+using Case = test::ConformanceCase;
 
-// The corpus: <writer>/<case>/array beside expected.npy, or a multiscale group with one
-// expected_levelN.npy per level.
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
-  const fs::path root = test::conformance_dir();
-  if (!fs::exists(root)) return cases;
-  std::vector<fs::path> dirs;
-  for (const auto& writer : fs::directory_iterator(root))
-    if (writer.is_directory())
-      for (const auto& dir : fs::directory_iterator(writer.path()))
-        if (fs::exists(dir.path() / "case.json")) dirs.push_back(dir.path());
-  std::sort(dirs.begin(), dirs.end());
-  for (const auto& dir : dirs) {
-    const std::string name = dir.parent_path().filename().string() + "/" + dir.filename().string();
-    if (fs::exists(dir / "array")) {
-      cases.push_back({name, dir / "array", dir / "expected.npy"});
-      continue;
-    }
-    Multiscale image = Multiscale::open(dir / "group");
-    for (std::size_t level = 0; level < image.levels().size(); ++level)
-      cases.push_back({fmt::format("{} level {}", name, level), image.level_path(level),
-                       dir / fmt::format("expected_level{}.npy", level)});
-  }
-  return cases;
-}
-
-// A case opened with its expected values; nullopt (and the reason) when zarrdirect does not
-// support what it uses.
+// A case opened with its expected values.
 struct Loaded {
   Case source;
   std::optional<Array> array;
@@ -76,16 +45,20 @@ struct Loaded {
   std::vector<std::byte> expected;  // C order, native byte order
 };
 
-std::vector<Loaded> load_cases(std::map<std::string, std::vector<std::string>>* skipped) {
+// Every conformance case that opens; a case refused as unsupported must be an expected refusal
+// (expected_refusals.json), else the calling test fails. `refused` counts the listed ones.
+std::vector<Loaded> load_cases(std::size_t* refused = nullptr) {
   std::vector<Loaded> loaded;
-  for (const auto& c : all_cases()) {
+  for (const auto& c : test::conformance_cases()) {
     Loaded entry{c, std::nullopt, read_npy(c.expected), {}};
     entry.expected = entry.npy.native_c_order();
     try {
       entry.array = Array::open(c.array);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::unsupported) throw;
-      if (skipped) (*skipped)[e.what()].push_back(c.name);
+      EXPECT_TRUE(test::expected_refusal(c.listed_name).has_value())
+          << c.name << ": refused as unsupported, and not an expected refusal: " << e.what();
+      if (refused) ++*refused;
       continue;
     }
     loaded.push_back(std::move(entry));
@@ -216,7 +189,7 @@ TEST(DeviceSystem, DescribesTheMachine) {
 
 TEST(DeviceSystem, DeviceReadsFailClearlyWithoutADevice) {
   if (cuda_available()) GTEST_SKIP() << "a CUDA device is present";
-  auto cases = load_cases(nullptr);
+  auto cases = load_cases();
   ASSERT_FALSE(cases.empty()) << "no conformance cases under " << test::conformance_dir();
   const Array& array = *cases.front().array;
   try {
@@ -240,8 +213,8 @@ TEST(DeviceSystem, DeviceReadsFailClearlyWithoutADevice) {
 
 TEST(DeviceRead, EveryConformanceCaseMatches) {
   REQUIRE_GPU();
-  std::map<std::string, std::vector<std::string>> skipped;
-  auto cases = load_cases(&skipped);
+  std::size_t refused = 0;
+  auto cases = load_cases(&refused);
   ASSERT_FALSE(cases.empty());
   const std::string automatic_path = describe_system()["io_path"].get<std::string>();
   for (const auto& c : cases) {
@@ -250,16 +223,14 @@ TEST(DeviceRead, EveryConformanceCaseMatches) {
     const bool gds_eligible = automatic_path == "gds" && uncompressed(c) && c.array->metadata().codecs.size() == 1;
     expect_device_reads_match(c, settings, gds_eligible ? "gds" : "staged");
   }
-  std::size_t skipped_count = 0;
-  for (const auto& [reason, names] : skipped) skipped_count += names.size();
-  std::printf("device conformance: %zu cases read, %zu skipped\n", cases.size(), skipped_count);
-  for (const auto& [reason, names] : skipped)
-    std::printf("  skipped (%s): %s\n", reason.c_str(), fmt::format("{}", fmt::join(names, ", ")).c_str());
+  std::printf("conformance (device memory): %zu cases read back equal, %zu refused as listed in "
+              "expected_refusals.json\n",
+              cases.size(), refused);
 }
 
 TEST(DeviceRead, StagingShapesAllGiveTheSameValues) {
   REQUIRE_GPU();
-  auto cases = load_cases(nullptr);
+  auto cases = load_cases();
   struct Shape {
     const char* name;
     unsigned threads;
@@ -285,7 +256,7 @@ TEST(DeviceRead, StagingShapesAllGiveTheSameValues) {
 
 TEST(DeviceRead, PinnedStagingIsReusedAndBounded) {
   REQUIRE_GPU();
-  auto cases = load_cases(nullptr);
+  auto cases = load_cases();
   ASSERT_FALSE(cases.empty());
   auto& pool = cuda::DevicePool::instance();
   Settings settings;
@@ -301,7 +272,7 @@ TEST(DeviceRead, PinnedStagingIsReusedAndBounded) {
 
 TEST(DeviceRead, StridedDestinationOnACallerStream) {
   REQUIRE_GPU();
-  auto cases = load_cases(nullptr);
+  auto cases = load_cases();
   cudaStream_t stream = nullptr;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   constexpr unsigned char kPadding = 0xab;
@@ -362,7 +333,7 @@ TEST(DeviceRead, StridedDestinationOnACallerStream) {
 
 TEST(DeviceRead, ConcurrentReadsFromFourThreads) {
   REQUIRE_GPU();
-  auto cases = load_cases(nullptr);
+  auto cases = load_cases();
   ASSERT_FALSE(cases.empty());
   std::atomic<int> failures{0};
   std::vector<std::string> errors(4);
@@ -411,7 +382,7 @@ TEST(DeviceRead, ConcurrentReadsFromFourThreads) {
 
 TEST(DeviceRead, GdsReadsMatchOrFailClearly) {
   REQUIRE_GPU();
-  auto cases = load_cases(nullptr);
+  auto cases = load_cases();
   const auto state = cuda::CuFile::instance().state();
   std::printf("cuFile: loaded %d, native %d: %s\n", state.loaded, state.native, state.detail.c_str());
   Settings settings;
@@ -438,7 +409,7 @@ TEST(DeviceRead, GdsReadsMatchOrFailClearly) {
 
 TEST(DeviceRead, StagedPathIsForcedByTheSetting) {
   REQUIRE_GPU();
-  auto cases = load_cases(nullptr);
+  auto cases = load_cases();
   for (const auto& c : cases) {
     if (!uncompressed(c)) continue;
     Settings settings;
@@ -449,7 +420,7 @@ TEST(DeviceRead, StagedPathIsForcedByTheSetting) {
 
 TEST(DeviceRead, RefusesOrdinaryHostMemoryAsADeviceDestination) {
   REQUIRE_GPU();
-  auto cases = load_cases(nullptr);
+  auto cases = load_cases();
   ASSERT_FALSE(cases.empty());
   const Loaded& c = cases.front();
   std::vector<std::byte> host(c.expected.size() + 64);
