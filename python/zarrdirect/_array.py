@@ -178,7 +178,7 @@ class Array:
         v2: the .zarray "compressor" (one caveat: a .zarray whose compressor is numcodecs'
         "shuffle" -- a filter, never a compressor in practice -- reports it under filters).
         v3: the one bytes->bytes codec; an array with several ("zstd" then "crc32c") raises
-        TypeError pointing to :attr:`compressors`, as zarr-python 3 does."""
+        TypeError pointing to :attr:`compressors` rather than picking one of them."""
         compressors = self.compressors
         if len(compressors) > 1:
             names = ", ".join(repr(codec["id"]) for codec in compressors)
