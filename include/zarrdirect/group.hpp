@@ -75,16 +75,22 @@ struct MultiscaleAxis {
   std::string unit;
 };
 
+// One resolution level. `scale` and `translation` place it in physical space, one value per axis
+// (physical = scale * index + translation): the dataset's own coordinateTransformations followed by
+// the multiscale's, as NGFF 0.4/0.5 compose them (scale = s_dataset * s_multiscale, translation =
+// t_dataset * s_multiscale + t_multiscale). Empty when no transformation gives one.
 struct MultiscaleLevel {
-  std::string path;                  // relative to the group
-  std::vector<double> scale;         // from coordinateTransformations, empty if none
+  std::string path;  // relative to the group
+  std::vector<double> scale;
   std::vector<double> translation;
 };
 
 class Multiscale {
  public:
   // Opens the first multiscale image of the group at `path`. A group without "multiscales" is
-  // Error(invalid_metadata).
+  // Error(invalid_metadata); so are malformed coordinateTransformations (not a list of objects,
+  // a vector that is not numbers or has the wrong length), named by field. A transformation type
+  // other than scale, translation or identity is Error(unsupported).
   static Multiscale open(const std::filesystem::path& path);
   const Group& group() const { return group_; }
   const std::string& version() const { return version_; }

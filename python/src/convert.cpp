@@ -1,16 +1,77 @@
 #include "convert.hpp"
 
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace py = pybind11;
 
 namespace zarrdirect::python {
 
+namespace {
+
+// A JSON value that holds no other values, as its Python equivalent. NaN and infinities (which a
+// lenient parser may keep in attributes) become the float they are.
+py::object scalar_to_python(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::boolean:
+      return py::bool_(value.get<bool>());
+    case nlohmann::json::value_t::number_integer:
+      return py::int_(value.get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned:
+      return py::int_(value.get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float:
+      return py::float_(value.get<double>());
+    case nlohmann::json::value_t::string:
+      return py::str(value.get_ref<const std::string&>());
+    case nlohmann::json::value_t::binary: {
+      const auto& bytes = value.get_binary();
+      return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    }
+    default:
+      return py::none();
+  }
+}
+
+// An empty dict or list for a container value, to be filled later; the scalar itself otherwise.
+py::object shell_of(const nlohmann::json& value) {
+  if (value.is_object()) return py::dict();
+  if (value.is_array()) return py::list();
+  return scalar_to_python(value);
+}
+
+}  // namespace
+
 py::object to_python(const nlohmann::json& value) {
-  // NaN and infinities are not JSON; the library keeps such fill values as strings ("NaN"),
-  // so dump() never meets one.
-  // Not cached in a static: its destructor would run after the interpreter is gone.
-  return py::module_::import("json").attr("loads")(value.dump());
+  // Iterative, not recursive: attributes may nest as deep as the metadata parser allows (hundreds
+  // of levels), which a recursive conversion -- json.loads included -- turns into a RecursionError
+  // or a C stack overflow. Each container is created empty, linked into its parent, and filled
+  // when its turn on the work list comes; order within a container is kept because every child is
+  // inserted while its parent is being filled.
+  py::object root = shell_of(value);
+  std::vector<std::pair<const nlohmann::json*, py::object>> pending;
+  if (value.is_object() || value.is_array()) pending.emplace_back(&value, root);
+  while (!pending.empty()) {
+    auto [node, target] = std::move(pending.back());
+    pending.pop_back();
+    if (node->is_object()) {
+      py::dict dict = py::reinterpret_borrow<py::dict>(target);
+      for (const auto& [key, child] : node->items()) {
+        py::object item = shell_of(child);
+        dict[py::str(key)] = item;
+        if (child.is_object() || child.is_array()) pending.emplace_back(&child, item);
+      }
+    } else {
+      py::list list = py::reinterpret_borrow<py::list>(target);
+      for (const auto& child : *node) {
+        py::object item = shell_of(child);
+        list.append(item);
+        if (child.is_object() || child.is_array()) pending.emplace_back(&child, item);
+      }
+    }
+  }
+  return root;
 }
 
 nlohmann::json describe_metadata(const ArrayMetadata& metadata) {

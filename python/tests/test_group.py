@@ -62,7 +62,7 @@ def test_ome_05(tmp_path, consolidated: bool) -> None:
     group = zarrdirect.open_group(tmp_path / "img.zarr")
     assert group.consolidated is consolidated and group.zarr_format == 3
     assert group.members() == ["labels", "s0", "s1"]
-    assert group.groups() == ["labels"] and isinstance(group["labels"], zarrdirect.Group)
+    assert list(group.group_keys()) == ["labels"] and isinstance(group["labels"], zarrdirect.Group)
     assert group.attrs["ome"]["version"] == "0.5"
     np.testing.assert_array_equal(group["s1"][1], LEVEL1[1])
 

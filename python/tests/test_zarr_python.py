@@ -147,7 +147,7 @@ def test_consolidated_group(tmp_path) -> None:
     assert group.consolidated and group.zarr_format == 2
     assert group.attrs == {"title": "experiment"}
     assert group.members() == ["images", "table"]
-    assert group.arrays() == ["table"] and group.groups() == ["images"]
+    assert list(group.array_keys()) == ["table"] and list(group.group_keys()) == ["images"]
     assert isinstance(group["images"], zarrdirect.Group) and group["images"].consolidated
     np.testing.assert_array_equal(group["images"]["first"][...], first[...])
     np.testing.assert_array_equal(group["images/first"][2:4], first[2:4])

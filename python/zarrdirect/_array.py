@@ -34,12 +34,13 @@ class Array:
     to fill, a CUDA stream, a thread count and a progress callback.
     """
 
-    __slots__ = ("_native", "_metadata", "_dtype")
+    __slots__ = ("_native", "_metadata", "_dtype", "_name")
 
-    def __init__(self, native: "_native.Array") -> None:
+    def __init__(self, native: "_native.Array", name: str | None = None) -> None:
         self._native = native
         self._metadata = native.metadata
         self._dtype = np.dtype(self._metadata["typestr"])
+        self._name = name
 
     # -- what the array is --------------------------------------------------------------------
 
@@ -80,7 +81,7 @@ class Array:
     @property
     def attrs(self) -> dict:
         """The user attributes (v2 .zattrs, v3 "attributes"); a copy, edits are not saved."""
-        return copy.deepcopy(self._metadata["attributes"])
+        return _json_copy(self._metadata["attributes"])
 
     @property
     def fill_value(self) -> np.generic:
@@ -98,6 +99,92 @@ class Array:
         info = {key: copy.deepcopy(value) for key, value in self._metadata.items() if key != "attributes"}
         info.update(path=self.path, dtype=str(self._dtype), nbytes=self.nbytes)
         return info
+
+    # -- what zarr-python users reach for ------------------------------------------------------
+    #
+    # Codec configurations come back as plain dicts in numcodecs' form ({"id": "zstd", "level": 1}),
+    # the form zarr-python 2 stores and its codecs' get_config() returns; numcodecs is not imported.
+
+    @property
+    def name(self) -> str | None:
+        """zarr-python's name: "/a/b" for an array reached from a group (or an image level), None
+        for one opened by its own path, as zarr-python 2 reports an array at a store's root."""
+        return self._name
+
+    @property
+    def basename(self) -> str | None:
+        """The last part of :attr:`name`, None when there is no name."""
+        return None if self._name is None else self._name.split("/")[-1]
+
+    @property
+    def read_only(self) -> bool:
+        """True: arrays are opened for reading."""
+        return True
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self._dtype.itemsize
+
+    @property
+    def nchunks(self) -> int:
+        """How many chunks the grid has (shards, for a sharded array), stored or not."""
+        return int(self._metadata["num_chunks"])
+
+    @property
+    def cdata_shape(self) -> tuple[int, ...]:
+        """Chunks along each dimension (zarr-python 2's name for the chunk grid's shape)."""
+        return tuple(self._metadata["chunk_grid_shape"])
+
+    @property
+    def order(self) -> str:
+        """"C" or "F": the layout of elements inside a stored chunk, as zarr-python 2 reports it.
+
+        v2: the .zarray "order" (for arrays of fewer than two dimensions, where both layouts are
+        the same bytes, always "C"). v3: always "C": every read hands out C-ordered results, and a
+        "transpose" codec is part of the encoding, listed in :attr:`filters`, as zarr-python 3
+        keeps them apart."""
+        chain = _CodecChain(self._metadata["codecs"])
+        if self.zarr_format == 2 and chain.array_to_array and chain.array_to_array[0]["name"] == "transpose":
+            return "F"
+        return "C"
+
+    @property
+    def filters(self) -> list[dict] | None:
+        """The filters, in order, as numcodecs configuration dicts; None when there are none.
+
+        v2: the .zarray "filters". v3: the array->array codecs before the array->bytes one
+        ("transpose" included). For a sharded array these are the outer chain's; the shards' own
+        codecs are in ``info["codecs"]``."""
+        chain = _CodecChain(self._metadata["codecs"])
+        if self.zarr_format == 2:
+            filters = [c for c in chain.array_to_array if c["name"] != "transpose"] + chain.v2_trailing_filters
+        else:
+            filters = chain.array_to_array
+        return [_numcodecs_config(codec) for codec in filters] or None
+
+    @property
+    def compressors(self) -> tuple[dict, ...]:
+        """The bytes->bytes codecs after the array->bytes one, in order (zarr-python 3's name):
+        v2: the compressor, if any; v3: e.g. ``({"id": "zstd", "level": 0, "checksum": False},)``."""
+        chain = _CodecChain(self._metadata["codecs"])
+        compressors = chain.v2_compressor if self.zarr_format == 2 else chain.bytes_to_bytes
+        return tuple(_numcodecs_config(codec) for codec in compressors)
+
+    @property
+    def compressor(self) -> dict | None:
+        """The compressor as a numcodecs configuration dict, None when uncompressed.
+
+        v2: the .zarray "compressor" (one caveat: a .zarray whose compressor is numcodecs'
+        "shuffle" -- a filter, never a compressor in practice -- reports it under filters).
+        v3: the one bytes->bytes codec; an array with several ("zstd" then "crc32c") raises
+        TypeError pointing to :attr:`compressors` rather than picking one of them."""
+        compressors = self.compressors
+        if len(compressors) > 1:
+            names = ", ".join(repr(codec["id"]) for codec in compressors)
+            raise TypeError(f"{self.path} has {len(compressors)} bytes->bytes codecs ({names}): "
+                            f"use Array.compressors")
+        return compressors[0] if compressors else None
 
     def __len__(self) -> int:
         if not self.shape:
@@ -166,6 +253,61 @@ class Array:
         return data if dtype is None else data.astype(dtype, copy=False)
 
 
+# The array->bytes codecs the engine knows: those before are array->array, those after bytes->bytes.
+_ARRAY_TO_BYTES = ("bytes", "sharding_indexed")
+
+
+class _CodecChain:
+    """An array's codec chain ("codecs" of the metadata: v3 form, v2 converted to it) split by kind."""
+
+    __slots__ = ("array_to_array", "bytes_to_bytes", "v2_trailing_filters", "v2_compressor")
+
+    def __init__(self, codecs: list[dict]) -> None:
+        split = next((i for i, codec in enumerate(codecs) if codec["name"] in _ARRAY_TO_BYTES), len(codecs))
+        self.array_to_array = codecs[:split]
+        self.bytes_to_bytes = codecs[split + 1:]
+        # A v2 chain is [transpose?, filters..., bytes, trailing shuffle filters..., compressor?]
+        # (zarrdirect/metadata.hpp): the engine runs shuffles that end the filter list on the
+        # stored bytes. What follows "bytes" is the compressor unless it is a shuffle.
+        after = self.bytes_to_bytes
+        has_compressor = bool(after) and after[-1]["name"] != "numcodecs.shuffle"
+        self.v2_compressor = after[-1:] if has_compressor else []
+        self.v2_trailing_filters = after[:-1] if has_compressor else after
+
+
+def _numcodecs_config(codec: dict) -> dict:
+    """{"name": "numcodecs.zlib", "configuration": {"level": 1}} -> {"id": "zlib", "level": 1}."""
+    name = codec["name"]
+    config = {"id": name[len("numcodecs."):] if name.startswith("numcodecs.") else name}
+    for key, value in (codec.get("configuration") or {}).items():
+        if key != "id":
+            config[key] = _json_copy(value)
+    return config
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of JSON-like data (dicts, lists, scalars) without recursion: attributes may
+    nest as deep as the metadata parser allows, past Python's recursion limit (copy.deepcopy)."""
+    if not isinstance(value, (dict, list)):
+        return value
+    root = {} if isinstance(value, dict) else []
+    pending = [(value, root)]
+    while pending:
+        source, target = pending.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                copied = {} if isinstance(item, dict) else []
+                pending.append((item, copied))
+            else:
+                copied = item
+            if isinstance(target, dict):
+                target[key] = copied
+            else:
+                target.append(copied)
+    return root
+
+
 class _CudaIndexer:
     """The object behind ``arr.cuda``: indexing it reads into device memory."""
 
@@ -180,6 +322,24 @@ class _CudaIndexer:
         return data  # a 0-d DeviceArray for a scalar index: GPU libraries have no scalars
 
 
+def _shown(text: str, limit: int = 60) -> str:
+    """Untrusted text (names from metadata) for a message: quoted, escaped, one line, shortened."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _listed(items: list[str], limit: int = 8) -> str:
+    return ", ".join(items[:limit] + ([f"... ({len(items) - limit} more)"] if len(items) > limit else []))
+
+
+def _level_summary(image: "_native.Multiscale", index: int) -> str:
+    path = _shown(image.levels[index]["path"])
+    try:
+        metadata = image.level_metadata(index)
+    except ZarrdirectError:
+        return f"{index}: {path}"
+    return f"{index}: {path} {tuple(metadata['shape'])} {np.dtype(metadata['typestr'])}"
+
+
 def _group_hint(path: str) -> str | None:
     """Why `path`, a group, cannot be opened as an array, and what to open instead."""
     try:
@@ -189,13 +349,15 @@ def _group_hint(path: str) -> str | None:
     try:
         image = _native.Multiscale.open(path)
     except ZarrdirectError:
-        names = [name for name, _ in group.members()]
+        names = [_shown(name) for name, _ in group.members()]
         return (f"{path} is a Zarr group, not an array: open it with zarrdirect.open_group(path) "
-                f"(members: {', '.join(names) or 'none'})")
-    first = os.path.join(path, image.levels[0]["path"])
-    return (f"{path} is an OME-Zarr multiscale image (a group), not an array: use "
-            f"zarrdirect.open_multiscale(path) and .level(i) / .read(level=i), or open one level's "
-            f"array directly, e.g. zarrdirect.open({first!r})")
+                f"(members: {_listed(names) or 'none'})")
+    count = len(image.levels)
+    levels = [_level_summary(image, index) for index in range(count)]
+    # The CLI says the same with --level.
+    return (f"{path} is an OME-Zarr multiscale group with {count} levels; choose one with "
+            f"open_multiscale(path)[level] or read it with open_multiscale(path).read(level=N) "
+            f"(levels: {_listed(levels)})")
 
 
 def open(path: str | os.PathLike) -> Array:  # noqa: A001 - zarrdirect.open mirrors zarr.open

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "metadata/json_fields.hpp"
+#include "metadata/ome_transforms.hpp"
 #include "store/file_store.hpp"
 
 namespace zarrdirect {
@@ -37,16 +38,6 @@ std::optional<nlohmann::json> read_json(const FileStore& store, const std::strin
 std::string text_or(const nlohmann::json& doc, const char* key, const std::string& fallback = "") {
   auto it = doc.find(key);
   return it != doc.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-std::vector<double> numbers(const nlohmann::json& value, const std::string& where, std::string_view field) {
-  std::vector<double> out;
-  if (!value.is_array()) throw_invalid_field(where, field, "must be a list of numbers");
-  for (const auto& v : value) {
-    if (!v.is_number()) throw_invalid_field(where, field, "must be a list of numbers");
-    out.push_back(v.get<double>());
-  }
-  return out;
 }
 
 // v2 .zmetadata: {"zarr_consolidated_format": 1, "metadata": {"0/.zarray": {...}, ...}}.
@@ -261,6 +252,10 @@ Multiscale Multiscale::open(const std::filesystem::path& path) {
   }
   const auto& datasets = required_field(multiscale, "datasets", where);
   if (!datasets.is_array() || datasets.empty()) throw_invalid_field(where, "multiscales[0].datasets", "must be a non-empty list");
+  // Every scale and translation has one value per axis (or, for images that list no axes, as many
+  // as the first one met).
+  TransformRank rank{image.axes_.size(), !image.axes_.empty()};
+  std::size_t index = 0;
   for (const auto& dataset : datasets) {
     if (!dataset.is_object()) throw_invalid_field(where, "multiscales[0].datasets[]", "must be an object");
     MultiscaleLevel level;
@@ -272,17 +267,17 @@ Multiscale Multiscale::open(const std::filesystem::path& path) {
       // group, no image", and this image must fail loudly.
       throw Error(ErrorKind::invalid_argument, fmt::format("{}: multiscales[0].datasets[].path: {}", where, e.what()));
     }
-    if (dataset.contains("coordinateTransformations") && dataset["coordinateTransformations"].is_array()) {
-      for (const auto& transform : dataset["coordinateTransformations"]) {
-        if (!transform.is_object()) continue;
-        auto type = text_or(transform, "type");
-        if (type == "scale" && transform.contains("scale"))
-          level.scale = numbers(transform["scale"], where, "coordinateTransformations[].scale");
-        if (type == "translation" && transform.contains("translation"))
-          level.translation = numbers(transform["translation"], where, "coordinateTransformations[].translation");
-      }
-    }
+    // The dataset's own transformations, then the multiscale's (applied after, to every level).
+    LevelPlacement placement;
+    if (auto own = dataset.find("coordinateTransformations"); own != dataset.end())
+      apply_coordinate_transformations(placement, rank, *own, where,
+                                       fmt::format("multiscales[0].datasets[{}].coordinateTransformations", index));
+    if (auto whole = multiscale.find("coordinateTransformations"); whole != multiscale.end())
+      apply_coordinate_transformations(placement, rank, *whole, where, "multiscales[0].coordinateTransformations");
+    level.scale = std::move(placement.scale);
+    level.translation = std::move(placement.translation);
     image.levels_.push_back(std::move(level));
+    ++index;
   }
   return image;
 }
