@@ -233,5 +233,54 @@ TEST_F(Cli, DemoWritesReadsAndVerifiesTheSample) {
   EXPECT_TRUE(fs::exists(array() / "zarr.json"));
 }
 
+// --- convert -----------------------------------------------------------------------------------
+
+std::vector<std::uint16_t> read_u16(const fs::path& path, const Region& region = {}) {
+  NDArray result = Array::open(path).read(region);
+  auto* data = static_cast<const std::uint16_t*>(result.data());
+  return {data, data + result.nbytes() / 2};
+}
+
+TEST_F(Cli, ConvertCopiesIntoAnyLayoutAndCodec) {
+  for (std::string args : {"--zarr-format 2 --chunks 2,2 --codec blosc:lz4:5:shuffle",
+                           "--chunks 2,7 --shards 4,7 --codec zstd:1+crc32c", "--codec raw", "--codec gzip --level 2",
+                           "--zarr-format 2 --codec bz2:9"}) {
+    fs::path out = dir / "converted";
+    auto result = cli(fmt::format("convert {} {} {} --overwrite", quoted(array()), quoted(out), args));
+    ASSERT_EQ(result.exit_code, 0) << args << ": " << result.output;
+    EXPECT_NE(result.output.find("converted [6, 7] uint16"), std::string::npos) << result.output;
+    EXPECT_EQ(read_u16(out), values) << args;
+  }
+  auto v2 = Array::open(dir / "converted");
+  EXPECT_EQ(v2.metadata().zarr_format, 2);
+  EXPECT_TRUE(fs::exists(dir / "converted/.zarray"));
+
+  // A region: the new array has the region's shape and values.
+  fs::path part = dir / "part";
+  auto result = cli(fmt::format("convert {} {} --region 2:5,1:4 --codec raw", quoted(array()), quoted(part)));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(Array::open(part).metadata().shape, (std::vector<std::uint64_t>{3, 3}));
+  EXPECT_EQ(read_u16(part), read_u16(array(), {{2, 5}, {1, 4}}));
+  EXPECT_EQ(Array::open(part).metadata().dimension_names.size(), 2u);  // carried over
+}
+
+TEST_F(Cli, ConvertRefusesBadInputAndTouchesNothing) {
+  fs::path out = dir / "out";
+  expect_error_line(cli(fmt::format("convert {} {} --codec snappy", quoted(array()), quoted(out))), {"codec spec", "snappy"});
+  expect_error_line(cli(fmt::format("convert {} {} --chunks 2", quoted(array()), quoted(out))), {"--chunks", "2 dimensions"});
+  expect_error_line(cli(fmt::format("convert {} {} --chunks 2,x", quoted(array()), quoted(out))), {"--chunks"});
+  expect_error_line(cli(fmt::format("convert {} {} --shards 3,3 --chunks 2,2", quoted(array()), quoted(out))),
+                    {"multiple"});
+  expect_error_line(cli(fmt::format("convert {} {} --zarr-format 2 --shards 4,4", quoted(array()), quoted(out))),
+                    {"zarr_format 3"});
+  EXPECT_FALSE(fs::exists(out));
+  // An existing array is not replaced without --overwrite.
+  ASSERT_EQ(cli(fmt::format("convert {} {} -q", quoted(array()), quoted(out))).exit_code, 0);
+  auto before = fs::last_write_time(out / "zarr.json");
+  expect_error_line(cli(fmt::format("convert {} {} --codec raw", quoted(array()), quoted(out))), {"overwrite"});
+  EXPECT_EQ(fs::last_write_time(out / "zarr.json"), before);
+  EXPECT_EQ(cli(fmt::format("convert {}", quoted(array()))).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace zarrdirect

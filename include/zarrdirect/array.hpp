@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,40 @@ class NDArray {
   ReadStats stats_;
 };
 
+// Where a write takes its elements from: the region's shape, in the array's dtype, native byte
+// order. Strides are in bytes, one per dimension of the region; empty means C-contiguous. On
+// Device::cuda, `data` is device memory and `cuda_stream` (a cudaStream_t, null for the default)
+// orders the copies after the caller's work on it. `shape` and `dtype`, when given, are checked
+// against the region and the array (a mismatch is Error(invalid_argument), nothing written).
+struct Source {
+  const void* data = nullptr;
+  std::vector<std::int64_t> byte_strides;
+  Device device = Device::cpu;
+  void* cuda_stream = nullptr;
+  std::vector<std::uint64_t> shape;  // optional
+  std::optional<DataType> dtype;     // optional
+};
+
+// How a write treats storage.
+struct WriteSettings {
+  // fsync every file written and its folder before the write returns.
+  bool durable = false;
+  // Store chunks (and inner chunks of shards) that hold only the fill value; by default they are
+  // left out, and removed when they existed (zarr-python's write_empty_chunks=False).
+  bool write_empty_chunks = false;
+};
+
+// What a write did.
+struct WriteStats {
+  std::size_t chunks_total = 0;    // chunks (or inner chunks of shards) the region touches
+  std::size_t chunks_merged = 0;   // of those, partly covered: read, merged, rewritten
+  std::size_t chunks_empty = 0;    // of those, all fill value: not stored (or removed)
+  std::size_t files_written = 0;   // chunk or shard files replaced
+  std::size_t files_erased = 0;    // chunk or shard files removed (all fill value)
+  std::uint64_t bytes_written = 0; // encoded bytes stored
+  unsigned threads = 0;
+};
+
 class Array {
  public:
   // Opens the array in folder `path` (v2 or v3, detected from its metadata file).
@@ -92,6 +127,17 @@ class Array {
   // Opens the array in folder `path` with metadata already parsed (from a group's consolidated
   // metadata, say): no metadata file is read.
   static Array open(const std::filesystem::path& path, ArrayMetadata metadata);
+
+  // Creates an array in folder `path` (made if missing) from a metadata document: a v3 zarr.json
+  // ("zarr_format": 3, "node_type": "array") or a v2 .zarray ("zarr_format": 2; an "attributes"
+  // member, if any, goes to .zattrs instead). The document is parsed and its codec chain built by
+  // the same code as open() before anything is written, so whatever open() accepts can be
+  // created. Metadata files are written atomically (temporary file + rename). A folder already
+  // holding an array or group is Error(invalid_argument) and left untouched unless `overwrite`,
+  // which first removes the old node, its metadata and every chunk (beneath `path` only).
+  // Errors: invalid_metadata / unsupported for a bad document, io when writing fails.
+  static Array create(const std::filesystem::path& path, const nlohmann::json& metadata, bool overwrite = false,
+                      bool durable = false);
 
   const ArrayMetadata& metadata() const;
   const std::filesystem::path& path() const;
@@ -103,6 +149,17 @@ class Array {
   // Reads `region` into memory the caller owns.
   ReadStats read_into(const Region& region, const Destination& destination,
                       const Settings& settings = Settings::from_environment()) const;
+
+  // Writes `source` (the shape of `region`; empty region: the whole array) into the array.
+  // Chunks the region covers are encoded and replaced; chunks (or shards) it covers in part are
+  // read, merged and rewritten under a lock on their key, so threads and processes writing
+  // regions that share a chunk or shard lose nothing. Every file is replaced atomically: each
+  // chunk is old or new, never partial. A failure is Error naming the region and the chunk that
+  // did not land (chunks done before it keep their new value). A region out of bounds or a
+  // source that does not match is Error(invalid_argument) before anything is written.
+  // Safe to call from several threads at once; runs on the shared worker pool.
+  WriteStats write(const Region& region, const Source& source, const WriteSettings& options = {},
+                   const Settings& settings = Settings::from_environment()) const;
 
   struct Impl;
 

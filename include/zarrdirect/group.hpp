@@ -38,6 +38,12 @@ struct GroupMember {
 class Group {
  public:
   static Group open(const std::filesystem::path& path);
+  // Creates a group in folder `path` (made if missing): v3 zarr.json with node_type "group", or
+  // v2 .zgroup (+ .zattrs when `attributes` is not empty). A folder already holding an array or
+  // group is Error(invalid_argument) and left untouched unless `overwrite`, which first removes
+  // everything inside it. Written atomically (temporary file + rename).
+  static Group create(const std::filesystem::path& path, int zarr_format = 3,
+                      const nlohmann::json& attributes = nlohmann::json::object(), bool overwrite = false);
   const std::filesystem::path& path() const { return path_; }
   int zarr_format() const { return zarr_format_; }
   const nlohmann::json& attributes() const { return attributes_; }

@@ -42,6 +42,7 @@ except ImportError as _error:  # pragma: no cover - depends on the build
 from ._array import Array, open
 from ._dropins import read_zarr_to_gpu, read_zarr_via_kvikio
 from ._group import Group, Multiscale, open_group, open_multiscale
+from ._write import WritableArray, create, create_group, open, save, write_zarr_from_gpu
 
 DeviceArray = _native.DeviceArray
 __version__: str = _native.__version__
@@ -68,6 +69,11 @@ __all__ = [
     "open_multiscale",
     "read_zarr_to_gpu",
     "read_zarr_via_kvikio",
+    "WritableArray",
+    "create",
+    "create_group",
+    "save",
+    "write_zarr_from_gpu",
     "cuda_available",
     "system_info",
     "ZarrdirectError",

@@ -15,5 +15,6 @@ Run add_read_command(CLI::App& app);
 Run add_bench_command(CLI::App& app);
 Run add_sample_command(CLI::App& app);
 Run add_demo_command(CLI::App& app);
+Run add_convert_command(CLI::App& app);  // convert_command.cpp
 
 }  // namespace zarrdirect::cli

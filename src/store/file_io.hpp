@@ -21,6 +21,10 @@ class FileIo {
   virtual ssize_t pread(int fd, void* buffer, std::size_t count, off_t offset) = 0;
   virtual int fstat(int fd, struct stat* info) = 0;
   virtual int close(int fd) = 0;
+  // The write side (FileStore::set and KeyLock): plain system calls unless a test injects
+  // failures (short writes, ENOSPC, EIO on fsync). Defined in file_io_write.cpp.
+  virtual ssize_t write(int fd, const void* buffer, std::size_t count);
+  virtual int fsync(int fd);
 };
 
 // The real system calls.
@@ -31,5 +35,9 @@ FileIo& system_file_io();
 // the bytes read. Throws Error(io) naming `path` on any other failure.
 std::size_t read_fully_at(FileIo& io, int fd, std::span<std::byte> buffer, std::uint64_t offset,
                           const std::string& path);
+
+// Writes all of `bytes` to `fd` from its current position, looping over short writes and
+// retrying EINTR. Throws Error(io) naming `path` on failure (ENOSPC, EIO, ...).
+void write_fully(FileIo& io, int fd, std::span<const std::byte> bytes, const std::string& path);
 
 }  // namespace zarrdirect

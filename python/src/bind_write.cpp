@@ -1,0 +1,143 @@
+// The write side of _native: creating arrays and groups, and writing regions from host or
+// device memory. The Python layer (zarrdirect/_write.py) turns options into JSON and values into
+// pointers and byte strides; what arrives here is plain numbers and text.
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "cuda_runtime.hpp"
+#include "interruptible.hpp"
+#include "zarrdirect/codec_spec.hpp"
+#include "zarrdirect/group.hpp"
+
+namespace py = pybind11;
+
+namespace zarrdirect::python {
+namespace {
+
+nlohmann::json parse_json(const std::string& text, std::string_view what) {
+  auto value = nlohmann::json::parse(text, nullptr, false);
+  if (value.is_discarded()) throw Error(ErrorKind::invalid_argument, fmt::format("{} is not valid JSON", what));
+  return value;
+}
+
+// The layout of zarrdirect.create(): {"shape", "typestr", "chunks", "shards", "codec",
+// "level", "zarr_format", "fill_value", "attributes", "dimension_names"}.
+ArrayLayout layout_from_json(const nlohmann::json& options) {
+  ArrayLayout layout;
+  layout.shape = options.at("shape").get<std::vector<std::uint64_t>>();
+  auto typestr = parse_numpy_typestr(options.at("typestr").get<std::string>());
+  layout.dtype = typestr.type;
+  if (options.contains("chunks") && !options["chunks"].is_null())
+    layout.chunks = options["chunks"].get<std::vector<std::uint64_t>>();
+  if (options.contains("shards") && !options["shards"].is_null())
+    layout.shards = options["shards"].get<std::vector<std::uint64_t>>();
+  const auto& codec = options.at("codec");
+  layout.codec = codec.is_string() ? codec.get<std::string>() : codec.dump();
+  if (options.contains("level") && !options["level"].is_null()) layout.level = options["level"].get<int>();
+  layout.zarr_format = options.value("zarr_format", 3);
+  layout.fill_value = options.value("fill_value", nlohmann::json(0));
+  if (options.contains("attributes") && !options["attributes"].is_null()) layout.attributes = options["attributes"];
+  if (options.contains("dimension_names") && !options["dimension_names"].is_null())
+    for (const auto& name : options["dimension_names"])
+      layout.dimension_names.push_back(name.is_null() ? std::nullopt : std::optional<std::string>(name.get<std::string>()));
+  return layout;
+}
+
+Array create_array(const std::string& path, const std::string& options_json, bool overwrite) {
+  nlohmann::json document;
+  try {
+    document = make_array_metadata(layout_from_json(parse_json(options_json, "create options")));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::invalid_argument, fmt::format("create options: {}", e.what()));
+  }
+  py::gil_scoped_release release;
+  return Array::create(path, document, overwrite);
+}
+
+Array create_array_from_metadata(const std::string& path, const std::string& metadata_json, bool overwrite) {
+  nlohmann::json document = parse_json(metadata_json, "array metadata");
+  py::gil_scoped_release release;
+  return Array::create(path, document, overwrite);
+}
+
+void create_group(const std::string& path, int zarr_format, const std::string& attributes_json, bool overwrite) {
+  nlohmann::json attributes = parse_json(attributes_json, "group attributes");
+  py::gil_scoped_release release;
+  Group::create(path, zarr_format, attributes, overwrite);
+}
+
+py::dict write(const Array& array, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& pairs, std::uintptr_t data,
+               const std::vector<std::int64_t>& byte_strides, const std::string& device_name,
+               std::optional<std::uintptr_t> stream, unsigned threads, bool durable, bool write_empty_chunks,
+               const py::object& progress) {
+  Device device = Device::cpu;
+  if (device_name == "cuda") device = Device::cuda;
+  else if (device_name != "cpu")
+    throw Error(ErrorKind::invalid_argument, fmt::format("device must be \"cpu\" or \"cuda\", not \"{}\"", device_name));
+  auto* pointer = reinterpret_cast<const void*>(data);
+  int run_device = -1;
+  if (device == Device::cuda) {
+    run_device = device_of_pointer(pointer);
+    if (run_device < 0) run_device = current_device();
+  }
+  Region region = region_from_python(pairs);
+  Settings settings = Settings::from_environment();
+  if (threads > 0) settings.threads = threads;
+  WriteSettings options;
+  options.durable = durable;
+  options.write_empty_chunks = write_empty_chunks;
+  WriteStats stats;
+  run_interruptible(
+      [&](const ProgressCallback& callback) {
+        Settings with_progress = settings;
+        with_progress.progress = callback;
+        Source source;
+        source.data = pointer;
+        source.byte_strides = byte_strides;
+        source.device = device;
+        source.cuda_stream = stream ? reinterpret_cast<void*>(*stream) : nullptr;
+        stats = array.write(region, source, options, with_progress);
+      },
+      progress, run_device);
+  py::dict out;
+  out["chunks_total"] = stats.chunks_total;
+  out["chunks_merged"] = stats.chunks_merged;
+  out["chunks_empty"] = stats.chunks_empty;
+  out["files_written"] = stats.files_written;
+  out["files_erased"] = stats.files_erased;
+  out["bytes_written"] = stats.bytes_written;
+  out["threads"] = stats.threads;
+  return out;
+}
+
+}  // namespace
+
+void bind_write(py::module_& module) {
+  module.def("create_array", &create_array, py::arg("path"), py::arg("options_json"), py::arg("overwrite"),
+             "Creates an array from zarrdirect.create()'s options (JSON); returns the open Array.");
+  module.def("create_array_from_metadata", &create_array_from_metadata, py::arg("path"), py::arg("metadata_json"),
+             py::arg("overwrite"), "Creates an array from a zarr.json or .zarray document (JSON).");
+  module.def("create_group", &create_group, py::arg("path"), py::arg("zarr_format"), py::arg("attributes_json"),
+             py::arg("overwrite"), "Creates a group (v3 zarr.json or v2 .zgroup).");
+  module.def("write", &write, py::arg("array"), py::arg("region"), py::arg("data"), py::arg("byte_strides"),
+             py::arg("device"), py::arg("stream"), py::arg("threads"), py::arg("durable"),
+             py::arg("write_empty_chunks"), py::arg("progress"),
+             "Writes host or device memory (pointer, byte strides) into a region of the array.");
+  module.def(
+      "codecs_from_spec",
+      [](const std::string& spec, const std::string& typestr, int zarr_format, std::optional<int> level) {
+        DataType dtype = parse_numpy_typestr(typestr).type;
+        return to_python(zarr_format == 2 ? v2_compressor_from_spec(spec, dtype, level)
+                                          : v3_codecs_from_spec(spec, dtype, level));
+      },
+      py::arg("spec"), py::arg("typestr"), py::arg("zarr_format") = 3, py::arg("level") = py::none(),
+      "The zarr.json codecs (v3) or .zarray compressor (v2) for a codec spec such as \"zstd:3\".");
+}
+
+}  // namespace zarrdirect::python

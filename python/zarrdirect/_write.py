@@ -1,0 +1,232 @@
+"""Writing Zarr: zarrdirect.create, zarrdirect.save, ``arr[...] = value`` and write_zarr_from_gpu.
+
+    arr = zarrdirect.create("out.zarr", shape=(512, 512, 512), dtype="uint16", chunks=(128,) * 3)
+    arr[0:128] = numpy_block                    # host memory
+    arr[128:256] = cupy_block                   # device memory: copied chunk by chunk, no host
+                                                # round trip through Python
+    zarrdirect.save("copy.zarr", data, codec="blosc:lz4:5:shuffle", zarr_format=2)
+
+Writes run in C++ on a pool of threads with the GIL released; Ctrl-C stops them between chunks
+(each chunk is then old or new, never partial). Chunks equal to the fill value are not stored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from . import _native
+from ._array import Array
+from ._array import open as _open_array
+from ._errors import InvalidArgumentError
+from ._options import parse_stream, parse_threads, progress_callback
+from ._out import _c_strides, _region_strides
+from ._region import Selection, select
+
+__all__ = ["WritableArray", "create", "open", "save", "create_group", "write_zarr_from_gpu"]
+
+
+def _fill_value_json(value: Any, dtype: np.dtype) -> Any:
+    """The fill value as Zarr metadata writes it (NaN and infinities as strings)."""
+    if value is None:
+        value = 0
+    scalar = np.asarray(value, dtype=dtype)[()]
+    if dtype.kind == "b":
+        return bool(scalar)
+    if dtype.kind in "iu":
+        return int(scalar)
+    if dtype.kind == "c":
+        return [_fill_value_json(scalar.real, np.dtype(f"f{dtype.itemsize // 2}")),
+                _fill_value_json(scalar.imag, np.dtype(f"f{dtype.itemsize // 2}"))]
+    as_float = float(scalar)
+    if math.isnan(as_float):
+        return "NaN"
+    if math.isinf(as_float):
+        return "Infinity" if as_float > 0 else "-Infinity"
+    return as_float
+
+
+def _extents(value: Any, name: str) -> Optional[list[int]]:
+    if value is None:
+        return None
+    if isinstance(value, int):
+        value = (value,)
+    try:
+        extents = [int(e) for e in value]
+    except TypeError:
+        raise InvalidArgumentError(f"{name} must be a sequence of integers, not {value!r}") from None
+    return extents
+
+
+class WritableArray(Array):
+    """An Array that can also be written: ``arr[selection] = value`` and :meth:`write`.
+
+    Opened with mode "r" (``zarrdirect.open(path)``), writes are refused with an error that
+    says to open with mode="r+".
+    """
+
+    __slots__ = ("_writable",)
+
+    def __init__(self, native: "_native.Array", writable: bool) -> None:
+        super().__init__(native)
+        self._writable = writable
+
+    @property
+    def mode(self) -> str:
+        return "r+" if self._writable else "r"
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Writes `value` (a NumPy array or scalar, broadcast like NumPy; or a CUDA array of the
+        selection's shape and dtype) into the selection (ints and step-less slices)."""
+        self._write(select(key, self.shape), value, None, None, False, False, False)
+
+    def write(self, value: Any, region: Any = None, *, stream: Any = None, threads: int | None = None,
+              durable: bool = False, write_empty_chunks: bool = False, progress: Any = False) -> dict:
+        """Writes `value` into `region` (None: the whole array; an index tuple or "0:10,:,5").
+
+        stream: for a CUDA value, the stream its producer ran on (default: its
+            __cuda_array_interface__ stream, else the legacy default stream); the write waits
+            for that stream before copying.
+        durable: fsync every file and folder written before returning.
+        write_empty_chunks: store chunks that hold only the fill value (default: leave them out
+            and remove them where they were stored, as zarr-python does).
+        Returns what the write did (chunks written, merged, erased; bytes).
+        """
+        from ._array import _selection
+
+        return self._write(_selection(region, self.shape), value, stream, threads, durable, write_empty_chunks,
+                           progress)
+
+    def _write(self, selection: Selection, value: Any, stream: Any, threads: Any, durable: bool,
+               write_empty_chunks: bool, progress: Any) -> dict:
+        if not self._writable:
+            raise InvalidArgumentError(
+                f"{self.path} was opened read-only (mode='r'): open it with zarrdirect.open(path, mode='r+') to write")
+        interface = getattr(value, "__cuda_array_interface__", None)
+        handle = parse_stream(stream)
+        if interface is not None:
+            pointer, strides, source_stream, keep = self._device_source(selection, value, interface)
+            device = "cuda"
+            if handle is None:
+                handle = source_stream
+        else:
+            host = np.asarray(value)
+            if host.dtype != self.dtype:
+                host = host.astype(self.dtype)  # NumPy's assignment casting
+            try:
+                host = np.broadcast_to(host, selection.shape)
+            except ValueError:
+                raise InvalidArgumentError(
+                    f"a value of shape {np.shape(value)} cannot be written to a selection of shape "
+                    f"{selection.shape}") from None
+            pointer = host.__array_interface__["data"][0]
+            strides = _region_strides(tuple(host.strides), selection)
+            device, keep = "cpu", host
+        stats = _native.write(self._native, selection.region, int(pointer), strides, device, handle,
+                              parse_threads(threads), bool(durable), bool(write_empty_chunks),
+                              progress_callback(progress))
+        del keep
+        return stats
+
+    def _device_source(self, selection: Selection, value: Any, interface: dict) -> tuple[int, list[int], Any, Any]:
+        if interface.get("mask") is not None:
+            raise InvalidArgumentError("the value is a masked CUDA array; zarrdirect writes plain arrays")
+        shape = tuple(int(e) for e in interface["shape"])
+        dtype = np.dtype(interface["typestr"])
+        if dtype != self.dtype:
+            raise InvalidArgumentError(
+                f"the CUDA value has dtype {dtype}, the array has {self.dtype}: convert it on the GPU first "
+                f"(zarrdirect does not cast device data)")
+        strides = interface.get("strides")
+        strides = _c_strides(shape, dtype.itemsize) if strides is None else tuple(int(s) for s in strides)
+        if shape != selection.shape:
+            raise InvalidArgumentError(
+                f"the CUDA value has shape {shape}, the selection has shape {selection.shape} (device values are "
+                f"not broadcast)")
+        pointer = int(interface["data"][0] or 0)
+        stream = interface.get("stream")
+        return pointer, _region_strides(strides, selection), (int(stream) if stream else None), value
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f", mode={self.mode!r})"
+
+
+def open(path: str | os.PathLike, mode: str = "r") -> WritableArray:  # noqa: A001 - mirrors zarr.open
+    """Opens the Zarr array in folder `path`: mode "r" (read only, the default) or "r+" (read
+    and write). Groups are refused with a hint, as for reading."""
+    if mode not in ("r", "r+"):
+        raise InvalidArgumentError(f"mode must be 'r' or 'r+', not {mode!r} (use zarrdirect.create for new arrays)")
+    array = _open_array(path)
+    return WritableArray(array._native, mode == "r+")
+
+
+def create(path: str | os.PathLike, *, shape: Sequence[int] | int, dtype: Any, chunks: Sequence[int] | int | None = None,
+           shards: Sequence[int] | int | None = None, codec: Any = "zstd:3", zarr_format: int = 3,
+           fill_value: Any = 0, attributes: dict | None = None, dimension_names: Sequence[str | None] | None = None,
+           overwrite: bool = False, level: int | None = None) -> WritableArray:
+    """Creates a Zarr array in folder `path` and returns it open for writing (mode "r+").
+
+    shape, dtype: any numeric NumPy dtype (stored little-endian).
+    chunks: the chunk shape (default: one chunk); with `shards`, the inner chunks of each shard.
+    shards: the shard shape (zarr_format 3 only), a multiple of `chunks`.
+    codec: "raw", "zstd:3", "blosc:lz4:5:shuffle", "gzip:6", "zlib:1", "bz2:9", "lz4", with
+        "+crc32c" for a checksum (v3); or, for v3, a codec list as in zarr.json.
+    level: replaces the codec's level.
+    overwrite: replace an array or group already at `path` (its metadata and all chunks are
+        removed first). Without it, an existing node is an error and nothing is touched.
+    """
+    dtype = np.dtype(dtype)
+    shape_list = _extents(shape, "shape")
+    if dtype.kind not in "biufc":
+        raise InvalidArgumentError(f"dtype {dtype} is not numeric: zarrdirect writes numeric arrays")
+    options = {
+        "shape": shape_list,
+        "typestr": dtype.newbyteorder("<").str if dtype.itemsize > 1 else dtype.str,
+        "chunks": _extents(chunks, "chunks"),
+        "shards": _extents(shards, "shards"),
+        "codec": codec if isinstance(codec, str) else list(codec),
+        "level": level,
+        "zarr_format": int(zarr_format),
+        "fill_value": _fill_value_json(fill_value, dtype),
+        "attributes": attributes if attributes is not None else {},
+        "dimension_names": None if dimension_names is None else list(dimension_names),
+    }
+    native = _native.create_array(os.fspath(path), json.dumps(options), bool(overwrite))
+    return WritableArray(native, True)
+
+
+def create_group(path: str | os.PathLike, *, zarr_format: int = 3, attributes: dict | None = None,
+                 overwrite: bool = False) -> None:
+    """Creates a Zarr group (v3 zarr.json, or v2 .zgroup and .zattrs) in folder `path`."""
+    _native.create_group(os.fspath(path), int(zarr_format), json.dumps(attributes or {}), bool(overwrite))
+
+
+def save(path: str | os.PathLike, data: Any, **create_options: Any) -> WritableArray:
+    """Creates an array of `data`'s shape and dtype at `path` (options as for :func:`create`;
+    chunks default to the whole array) and writes `data` (NumPy, or a CUDA array) into it."""
+    interface = getattr(data, "__cuda_array_interface__", None)
+    if interface is not None:
+        shape = tuple(int(e) for e in interface["shape"])
+        dtype = np.dtype(interface["typestr"])
+    else:
+        data = np.asarray(data)
+        shape, dtype = data.shape, data.dtype
+    array = create(path, shape=shape, dtype=create_options.pop("dtype", dtype), **create_options)
+    array.write(data)
+    return array
+
+
+def write_zarr_from_gpu(array: Any, path: str | os.PathLike, chunks: Sequence[int] | int | None = None,
+                        codec: Any = "zstd:3", **create_options: Any) -> WritableArray:
+    """The write counterpart of read_zarr_to_gpu: saves a GPU array (CuPy, PyTorch CUDA tensor,
+    anything with __cuda_array_interface__) as a new Zarr array at `path`. The data goes from the
+    GPU to the chunk encoders without a host copy of the whole array."""
+    if getattr(array, "__cuda_array_interface__", None) is None:
+        raise InvalidArgumentError(
+            f"write_zarr_from_gpu takes a CUDA array (CuPy, PyTorch, ...), not {type(array).__name__}; "
+            f"use zarrdirect.save for host arrays")
+    return save(path, array, chunks=chunks, codec=codec, **create_options)

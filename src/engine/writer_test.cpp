@@ -1,0 +1,532 @@
+// The write path end to end through the public API: create, write (whole, partial, strided,
+// sharded), read back with the reader, and what stays on disk.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "codec/sharding.hpp"
+#include "test_support.hpp"
+#include "zarrdirect/array.hpp"
+#include "zarrdirect/group.hpp"
+
+namespace zarrdirect {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// Every file below `root`, with its contents: to check that a refused write changes nothing.
+std::map<std::string, std::string> snapshot(const fs::path& root) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    std::string name = fs::relative(entry.path(), root).string();
+    if (entry.is_directory()) {
+      files[name + "/"] = "";
+      continue;
+    }
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    files[name] = buffer.str();
+  }
+  return files;
+}
+
+// An in-memory copy of what the array should hold (C order, native bytes).
+struct Model {
+  std::vector<std::uint64_t> shape;
+  std::size_t element = 1;
+  std::vector<std::byte> bytes;
+
+  std::uint64_t count() const {
+    std::uint64_t n = 1;
+    for (auto e : shape) n *= e;
+    return n;
+  }
+  // Copies `values` (C order, region shape) into the region.
+  void write(const Region& region, const std::vector<std::byte>& values) {
+    auto rshape = region_shape(region);
+    std::uint64_t n = 1;
+    for (auto e : rshape) n *= e;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::uint64_t rest = i, offset = 0, stride = 1;
+      for (std::size_t d = shape.size(); d-- > 0;) {
+        offset += (region[d].start + rest % rshape[d]) * stride;
+        rest /= rshape[d];
+        stride *= shape[d];
+      }
+      std::memcpy(bytes.data() + offset * element, values.data() + i * element, element);
+    }
+  }
+};
+
+// Values of `dtype` that every codec under test keeps exactly: small integers (with runs of
+// zeros, so that some chunks are all fill value).
+std::vector<std::byte> values_for(const DataType& dtype, std::uint64_t count, std::mt19937& rng, bool with_zeros = true) {
+  std::vector<std::byte> out(count * dtype.size);
+  std::uniform_int_distribution<int> pick(1, 100);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    int v = (with_zeros && (i / 37) % 3 == 0) ? 0 : pick(rng);
+    std::byte* at = out.data() + i * dtype.size;
+    switch (dtype.kind) {
+      case ScalarKind::floating:
+        if (dtype.size == 4) {
+          float f = static_cast<float>(v);
+          std::memcpy(at, &f, 4);
+        } else {
+          double f = v;
+          std::memcpy(at, &f, 8);
+        }
+        break;
+      default: {
+        std::uint64_t u = static_cast<std::uint64_t>(v);
+        std::memcpy(at, &u, dtype.size);  // little-endian machine: the low bytes
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::byte> read_all(const Array& array) {
+  NDArray result = array.read();
+  auto* data = static_cast<const std::byte*>(result.data());
+  return {data, data + result.nbytes()};
+}
+
+Source source_of(const std::vector<std::byte>& values, const Region& region, const DataType& dtype) {
+  Source source;
+  source.data = values.data();
+  source.shape = region_shape(region);
+  source.dtype = dtype;
+  return source;
+}
+
+struct CodecCase {
+  std::string name;
+  json metadata;
+};
+
+json v3_array(const std::string& dtype, json codecs, json fill = 0) {
+  return {{"zarr_format", 3},
+          {"node_type", "array"},
+          {"shape", {37, 50}},
+          {"data_type", dtype},
+          {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {16, 20}}}}}},
+          {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "/"}}}}},
+          {"fill_value", fill},
+          {"codecs", codecs},
+          {"attributes", {{"made_by", "writer_test"}}},
+          {"dimension_names", {"y", "x"}}};
+}
+
+json v2_array(const std::string& dtype, json compressor, json filters = nullptr, std::string order = "C",
+              std::string separator = ".") {
+  return {{"zarr_format", 2},      {"shape", {37, 50}},    {"chunks", {16, 20}},
+          {"dtype", dtype},        {"fill_value", 0},      {"order", order},
+          {"compressor", compressor}, {"filters", filters}, {"dimension_separator", separator},
+          {"attributes", {{"made_by", "writer_test"}}}};
+}
+
+json bytes_le() { return {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}; }
+
+json sharded(json inner_codecs, std::string index_location, json outer_chunks = {32, 40}) {
+  json doc = v3_array("uint16", json::array({{{"name", "sharding_indexed"},
+                                              {"configuration",
+                                               {{"chunk_shape", {8, 10}},
+                                                {"codecs", inner_codecs},
+                                                {"index_codecs", json::array({bytes_le(), {{"name", "crc32c"}}})},
+                                                {"index_location", index_location}}}}}));
+  doc["chunk_grid"]["configuration"]["chunk_shape"] = outer_chunks;
+  return doc;
+}
+
+std::vector<CodecCase> codec_cases() {
+  std::vector<CodecCase> cases;
+  auto v3 = [&](std::string name, std::string dtype, json codecs) { cases.push_back({name, v3_array(dtype, codecs)}); };
+  v3("v3_bytes_little", "uint16", json::array({bytes_le()}));
+  v3("v3_bytes_big", "int32", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "big"}}}}}));
+  v3("v3_transpose", "uint16", json::array({{{"name", "transpose"}, {"configuration", {{"order", {1, 0}}}}}, bytes_le()}));
+  v3("v3_crc32c", "uint16", json::array({bytes_le(), {{"name", "crc32c"}}}));
+  v3("v3_zstd", "uint16", json::array({bytes_le(), {{"name", "zstd"}, {"configuration", {{"level", 3}, {"checksum", true}}}}}));
+  v3("v3_blosc", "uint16",
+     json::array({bytes_le(), {{"name", "blosc"},
+                               {"configuration",
+                                {{"cname", "lz4"}, {"clevel", 5}, {"shuffle", "shuffle"}, {"typesize", 2}, {"blocksize", 0}}}}}));
+  v3("v3_gzip", "float32", json::array({bytes_le(), {{"name", "gzip"}, {"configuration", {{"level", 6}}}}}));
+  v3("v3_numcodecs_zlib", "uint16", json::array({bytes_le(), {{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}}));
+  v3("v3_numcodecs_bz2", "uint16", json::array({bytes_le(), {{"name", "numcodecs.bz2"}, {"configuration", {{"level", 9}}}}}));
+  v3("v3_numcodecs_lz4", "uint16", json::array({bytes_le(), {{"name", "numcodecs.lz4"}, {"configuration", {{"acceleration", 1}}}}}));
+  v3("v3_transpose_zstd_crc", "float64",
+     json::array({{{"name", "transpose"}, {"configuration", {{"order", {1, 0}}}}}, bytes_le(),
+                  {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}}, {{"name", "crc32c"}}}));
+  cases.push_back({"v3_sharded_end", sharded(json::array({bytes_le(), {{"name", "zstd"}, {"configuration", {{"level", 1}}}}}), "end")});
+  cases.push_back({"v3_sharded_start", sharded(json::array({bytes_le()}), "start")});
+  cases.push_back({"v3_sharded_edge", sharded(json::array({bytes_le(), {{"name", "crc32c"}}}), "end", {24, 30})});
+  json v3_v2keys = v3_array("uint8", json::array({bytes_le()}));
+  v3_v2keys["chunk_key_encoding"] = {{"name", "v2"}, {"configuration", {{"separator", "."}}}};
+  cases.push_back({"v3_v2_key_encoding", v3_v2keys});
+  json v3_nan = v3_array("float32", json::array({bytes_le()}), "NaN");
+  cases.push_back({"v3_fill_nan", v3_nan});
+
+  auto v2 = [&](std::string name, std::string dtype, json compressor, json filters = nullptr, std::string order = "C",
+                std::string separator = ".") {
+    cases.push_back({name, v2_array(dtype, compressor, filters, order, separator)});
+  };
+  v2("v2_raw", "<u2", nullptr);
+  v2("v2_big_endian_F", ">i4", nullptr, nullptr, "F");
+  v2("v2_slash_keys", "<u2", {{"id", "zstd"}, {"level", 3}}, nullptr, "C", "/");
+  v2("v2_zstd", "<u2", {{"id", "zstd"}, {"level", 3}});
+  v2("v2_blosc", "<u2", {{"id", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}, {"blocksize", 0}});
+  v2("v2_gzip", "<f8", {{"id", "gzip"}, {"level", 5}});
+  v2("v2_zlib", "<i4", {{"id", "zlib"}, {"level", 1}});
+  v2("v2_bz2", "<u2", {{"id", "bz2"}, {"level", 9}});
+  v2("v2_lz4", "<f4", {{"id", "lz4"}, {"acceleration", 1}});
+  v2("v2_delta", "<i4", {{"id", "zlib"}, {"level", 1}}, json::array({{{"id", "delta"}, {"dtype", "<i4"}, {"astype", "<i4"}}}));
+  v2("v2_fixedscaleoffset", "<f8", nullptr,
+     json::array({{{"id", "fixedscaleoffset"}, {"offset", 0}, {"scale", 1}, {"dtype", "<f8"}, {"astype", "<i4"}}}));
+  v2("v2_astype", "<i4", nullptr, json::array({{{"id", "astype"}, {"encode_dtype", "<i2"}, {"decode_dtype", "<i4"}}}));
+  v2("v2_quantize", "<f8", nullptr, json::array({{{"id", "quantize"}, {"digits", 2}, {"dtype", "<f8"}, {"astype", "<f8"}}}));
+  v2("v2_bitround", "<f4", nullptr, json::array({{{"id", "bitround"}, {"keepbits", 10}}}));
+  v2("v2_shuffle", "<f8", {{"id", "zstd"}, {"level", 1}}, json::array({{{"id", "shuffle"}, {"elementsize", 8}}}));
+  return cases;
+}
+
+class WriteRoundTrip : public ::testing::TestWithParam<CodecCase> {};
+
+TEST_P(WriteRoundTrip, WholeAndPartialWritesReadBack) {
+  const auto& c = GetParam();
+  test::TempDir dir;
+  Array array = Array::create(dir / "a", c.metadata);
+  const auto& metadata = array.metadata();
+  const DataType dtype = metadata.dtype;
+  Model model{metadata.shape, dtype.size, {}};
+  model.bytes.resize(model.count() * dtype.size);
+  for (std::uint64_t i = 0; i < model.count(); ++i)
+    std::memcpy(model.bytes.data() + i * dtype.size, metadata.fill_value.data(), dtype.size);
+  // Before any write: all fill value.
+  EXPECT_EQ(read_all(array), model.bytes) << c.name;
+
+  std::mt19937 rng(42);
+  Region whole = full_region(metadata.shape);
+  auto values = values_for(dtype, model.count(), rng);
+  WriteStats stats = array.write(whole, source_of(values, whole, dtype));
+  model.write(whole, values);
+  EXPECT_EQ(read_all(Array::open(dir / "a")), model.bytes) << c.name;
+  EXPECT_GT(stats.files_written, 0u);
+
+  // Regions that cut chunks (and shards) in part, including the array's edges.
+  for (Region region : {Region{{3, 29}, {7, 44}}, Region{{0, 1}, {0, 50}}, Region{{30, 37}, {45, 50}},
+                        Region{{16, 32}, {20, 40}}}) {
+    auto part = values_for(dtype, model.count(), rng, false);
+    part.resize(region_shape(region)[0] * region_shape(region)[1] * dtype.size);
+    array.write(region, source_of(part, region, dtype));
+    model.write(region, part);
+    ASSERT_EQ(read_all(Array::open(dir / "a")), model.bytes) << c.name << " after writing " << to_string(region);
+  }
+  // No lock or temporary file stays behind.
+  for (const auto& [name, contents] : snapshot(dir / "a")) EXPECT_EQ(name.find("__lock"), std::string::npos) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, WriteRoundTrip, ::testing::ValuesIn(codec_cases()),
+                         [](const auto& test_case) { return test_case.param.name; });
+
+TEST(Write, CreateWritesTheMetadataTheReaderAccepts) {
+  test::TempDir dir;
+  auto cases = codec_cases();
+  Array v3 = Array::create(dir / "v3", cases[0].metadata);
+  EXPECT_TRUE(fs::exists(dir / "v3/zarr.json"));
+  EXPECT_EQ(Array::open(dir / "v3").metadata().attributes["made_by"], "writer_test");
+  EXPECT_EQ(Array::open(dir / "v3").metadata().dimension_names.size(), 2u);
+  Array v2 = Array::create(dir / "v2", v2_array("<u2", nullptr));
+  EXPECT_TRUE(fs::exists(dir / "v2/.zarray"));
+  EXPECT_TRUE(fs::exists(dir / "v2/.zattrs"));
+  EXPECT_FALSE(json::parse(std::ifstream(dir / "v2/.zarray")).contains("attributes"));
+  EXPECT_EQ(Array::open(dir / "v2").metadata().attributes["made_by"], "writer_test");
+  EXPECT_EQ(snapshot(dir / "v3").size(), 1u);  // metadata only: no chunk before a write
+}
+
+TEST(Write, BadMetadataWritesNothing) {
+  test::TempDir dir;
+  json bad = v3_array("uint16", json::array({bytes_le(), {{"name", "zstd"}, {"configuration", {{"level", "high"}}}}}));
+  EXPECT_THROW(Array::create(dir / "a", bad), Error);
+  json unknown = v3_array("uint16", json::array({bytes_le(), {{"name", "snappy9000"}}}));
+  EXPECT_THROW(Array::create(dir / "b", unknown), Error);
+  json no_format = {{"shape", {1}}};
+  EXPECT_THROW(Array::create(dir / "c", no_format), Error);
+  EXPECT_FALSE(fs::exists(dir / "a"));
+  EXPECT_FALSE(fs::exists(dir / "b"));
+  EXPECT_FALSE(fs::exists(dir / "c"));
+}
+
+TEST(Write, ExistingNodesNeedOverwrite) {
+  test::TempDir dir;
+  auto doc = v3_array("uint16", json::array({bytes_le()}));
+  Array array = Array::create(dir / "a", doc);
+  std::vector<std::uint16_t> ones(37 * 50, 1);
+  array.write({}, Source{ones.data(), {}, Device::cpu, nullptr, {}, {}});
+  auto before = snapshot(dir / "a");
+  for (const auto& other : {doc, v2_array("<u2", nullptr)}) {
+    try {
+      Array::create(dir / "a", other);
+      ADD_FAILURE() << "created over an existing array";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("overwrite"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(Group::create(dir / "a"), Error);
+  EXPECT_EQ(snapshot(dir / "a"), before);
+  // With overwrite: the old node's metadata and chunks are gone.
+  Array fresh = Array::create(dir / "a", v2_array("<u2", nullptr), true);
+  EXPECT_EQ(snapshot(dir / "a").size(), 2u);  // .zarray, .zattrs
+  EXPECT_FALSE(fs::exists(dir / "a/c"));
+  auto all = read_all(fresh);
+  EXPECT_TRUE(std::all_of(all.begin(), all.end(), [](std::byte b) { return b == std::byte{0}; }));
+  Group group = Group::create(dir / "a", 2, {{"k", 1}}, true);
+  EXPECT_EQ(group.zarr_format(), 2);
+  EXPECT_EQ(group.attributes()["k"], 1);
+  EXPECT_FALSE(fs::exists(dir / "a/.zarray"));
+}
+
+TEST(Write, GroupsOfBothFormats) {
+  test::TempDir dir;
+  Group v3 = Group::create(dir / "g3", 3, {{"ome", {{"version", "0.5"}}}});
+  Array::create(dir / "g3/image", v3_array("uint16", json::array({bytes_le()})));
+  Group reopened = Group::open(dir / "g3");
+  EXPECT_EQ(reopened.zarr_format(), 3);
+  EXPECT_EQ(reopened.attributes()["ome"]["version"], "0.5");
+  EXPECT_EQ(reopened.members(), std::vector<std::string>{"image"});
+  Group v2 = Group::create(dir / "g2", 2);
+  EXPECT_TRUE(fs::exists(dir / "g2/.zgroup"));
+  EXPECT_FALSE(fs::exists(dir / "g2/.zattrs"));
+  EXPECT_EQ(Group::open(dir / "g2").zarr_format(), 2);
+}
+
+TEST(Write, BadInputChangesNothingOnDisk) {
+  test::TempDir dir;
+  Array array = Array::create(dir / "a", v3_array("uint16", json::array({bytes_le()})));
+  std::vector<std::uint16_t> values(37 * 50, 7);
+  array.write({}, Source{values.data(), {}, Device::cpu, nullptr, {}, {}});
+  const auto before = snapshot(dir / "a");
+  auto expect_refused = [&](const Region& region, const Source& source, std::string_view needle) {
+    try {
+      array.write(region, source);
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(snapshot(dir / "a"), before);
+  };
+  Source plain{values.data(), {}, Device::cpu, nullptr, {}, {}};
+  expect_refused({{0, 38}, {0, 50}}, plain, "dimension");
+  expect_refused({{0, 10}, {40, 60}}, plain, "dimension");
+  Source wrong_shape = plain;
+  wrong_shape.shape = {10, 10};
+  expect_refused({{0, 10}, {0, 20}}, wrong_shape, "shape");
+  Source wrong_dtype = plain;
+  wrong_dtype.dtype = DataType{ScalarKind::floating, 4};
+  expect_refused({{0, 10}, {0, 20}}, wrong_dtype, "float32");
+  Source bad_strides = plain;
+  bad_strides.byte_strides = {2};
+  expect_refused({{0, 10}, {0, 20}}, bad_strides, "strides");
+  Source null_data = plain;
+  null_data.data = nullptr;
+  expect_refused({{0, 10}, {0, 20}}, null_data, "null");
+#ifndef ZARRDIRECT_WITH_CUDA
+  Source on_device = plain;
+  on_device.device = Device::cuda;
+  try {
+    array.write({}, on_device);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+  }
+  EXPECT_EQ(snapshot(dir / "a"), before);
+#endif
+}
+
+TEST(Write, StridedSources) {
+  test::TempDir dir;
+  Array array = Array::create(dir / "a", v3_array("int32", json::array({bytes_le()})));
+  // The source is the transpose of a (50, 37) C-order buffer, and a region of every other column.
+  std::vector<std::int32_t> transposed(50 * 37);
+  for (std::size_t i = 0; i < transposed.size(); ++i) transposed[i] = static_cast<std::int32_t>(i) + 1;
+  Source source{transposed.data(), {4, 4 * 37}, Device::cpu, nullptr, {37, 50}, {}};
+  array.write({}, source);
+  NDArray back = array.read();
+  auto* values = static_cast<const std::int32_t*>(back.data());
+  for (std::size_t y = 0; y < 37; ++y)
+    for (std::size_t x = 0; x < 50; ++x) ASSERT_EQ(values[y * 50 + x], transposed[x * 37 + y]) << y << "," << x;
+  // Every other element of a wider buffer: strides skip memory.
+  std::vector<std::int32_t> wide(10 * 2 * 20, -1);
+  for (std::size_t i = 0; i < 10 * 20; ++i) wide[2 * i] = static_cast<std::int32_t>(1000 + i);
+  array.write({{5, 15}, {10, 30}}, Source{wide.data(), {2 * 4 * 20, 2 * 4}, Device::cpu, nullptr, {}, {}});
+  back = array.read({{5, 15}, {10, 30}});
+  values = static_cast<const std::int32_t*>(back.data());
+  for (std::size_t i = 0; i < 200; ++i) ASSERT_EQ(values[i], static_cast<std::int32_t>(1000 + i));
+}
+
+TEST(Write, FillChunksAreDroppedAndErasedUnlessKept) {
+  test::TempDir dir;
+  Array array = Array::create(dir / "a", v3_array("uint16", json::array({bytes_le()})));
+  std::vector<std::uint16_t> values(37 * 50, 5);
+  array.write({}, Source{values.data(), {}, Device::cpu, nullptr, {}, {}});
+  EXPECT_TRUE(fs::exists(dir / "a/c/0/0"));
+  // Zero the first chunk exactly: removed. Zero part of the next: rewritten, not removed.
+  std::vector<std::uint16_t> zeros(16 * 30, 0);
+  WriteStats stats = array.write({{0, 16}, {0, 30}}, Source{zeros.data(), {}, Device::cpu, nullptr, {}, {}});
+  EXPECT_FALSE(fs::exists(dir / "a/c/0/0"));
+  EXPECT_TRUE(fs::exists(dir / "a/c/0/1"));
+  EXPECT_EQ(stats.files_erased, 1u);
+  EXPECT_EQ(stats.chunks_merged, 1u);
+  // A write of fill value where nothing is stored stores nothing.
+  Array other = Array::create(dir / "b", v3_array("uint16", json::array({bytes_le()})));
+  std::vector<std::uint16_t> all_zero(37 * 50, 0);
+  other.write({}, Source{all_zero.data(), {}, Device::cpu, nullptr, {}, {}});
+  EXPECT_EQ(snapshot(dir / "b").size(), 1u);
+  // write_empty_chunks keeps them.
+  WriteSettings keep;
+  keep.write_empty_chunks = true;
+  other.write({}, Source{all_zero.data(), {}, Device::cpu, nullptr, {}, {}}, keep);
+  EXPECT_TRUE(fs::exists(dir / "b/c/0/0"));
+  EXPECT_TRUE(fs::exists(dir / "b/c/2/2"));
+}
+
+// The decoded index of the stored shard `key`.
+codec::ShardIndex stored_index(const Array& array, const std::string& key) {
+  auto sharding = codec::ShardingCodec(array.metadata().codecs[0]["configuration"],
+                                       codec::ArraySpec{array.metadata().chunk_shape, array.metadata().dtype,
+                                                        array.metadata().fill_value});
+  std::ifstream in(array.path() / key, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto span = std::as_bytes(std::span(bytes));
+  return sharding.decode_index(span.subspan(sharding.index_offset(span.size()), sharding.index_nbytes()), span.size());
+}
+
+TEST(Write, ShardsLeaveFillInnerChunksOutAndKeepUntouchedOnes) {
+  test::TempDir dir;
+  Array array = Array::create(dir / "a", sharded(json::array({bytes_le(), {{"name", "zstd"}}}), "end"));
+  // Shard 0/0 covers [0,32) x [0,40); inner chunks 8x10, 4x4 of them.
+  std::vector<std::uint16_t> values(37 * 50, 0);
+  for (std::size_t y = 0; y < 8; ++y)
+    for (std::size_t x = 0; x < 10; ++x) values[y * 50 + x] = 9;  // only inner chunk (0,0)
+  array.write({}, Source{values.data(), {}, Device::cpu, nullptr, {}, {}});
+  auto index = stored_index(array, "c/0/0");
+  EXPECT_FALSE(index[0].missing());
+  for (std::size_t i = 1; i < 16; ++i) EXPECT_TRUE(index[i].missing()) << i;
+  EXPECT_FALSE(fs::exists(dir / "a/c/1/1"));  // a shard of fill value only
+  const auto kept = index[0];
+
+  // Write part of inner chunk (1,1): it becomes present, (0,0) keeps its bytes.
+  std::vector<std::uint16_t> patch(3 * 4, 4);
+  WriteStats stats = array.write({{9, 12}, {11, 15}}, Source{patch.data(), {}, Device::cpu, nullptr, {}, {}});
+  EXPECT_EQ(stats.chunks_merged, 1u);
+  index = stored_index(array, "c/0/0");
+  EXPECT_FALSE(index[5].missing());
+  EXPECT_EQ(index[0].nbytes, kept.nbytes);
+  NDArray back = array.read({{0, 16}, {0, 20}});
+  auto* got = static_cast<const std::uint16_t*>(back.data());
+  for (std::size_t y = 0; y < 16; ++y)
+    for (std::size_t x = 0; x < 20; ++x) {
+      std::uint16_t expected = (y < 8 && x < 10) ? 9 : (y >= 9 && y < 12 && x >= 11 && x < 15) ? 4 : 0;
+      ASSERT_EQ(got[y * 20 + x], expected) << y << "," << x;
+    }
+  // Zeroing everything that was written removes the shard.
+  std::vector<std::uint16_t> zeros(32 * 40, 0);
+  array.write({{0, 32}, {0, 40}}, Source{zeros.data(), {}, Device::cpu, nullptr, {}, {}});
+  EXPECT_FALSE(fs::exists(dir / "a/c/0/0"));
+}
+
+TEST(Write, AFailureNamesTheRegionAndChunkAndLeavesChunksWhole) {
+  test::TempDir dir;
+  Array array = Array::create(dir / "a", v3_array("uint16", json::array({bytes_le()})));
+  std::vector<std::uint16_t> ones(37 * 50, 1);
+  array.write({}, Source{ones.data(), {}, Device::cpu, nullptr, {}, {}});
+  // A folder where chunk c/1/1 should be: the rename over it fails.
+  fs::remove(dir / "a/c/1/1");
+  fs::create_directories(dir / "a/c/1/1/blocker");
+  std::vector<std::uint16_t> twos(37 * 50, 2);
+  Settings one_thread;
+  one_thread.threads = 1;
+  try {
+    array.write({}, Source{twos.data(), {}, Device::cpu, nullptr, {}, {}}, {}, one_thread);
+    ADD_FAILURE() << "the write succeeded";
+  } catch (const Error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("write of region 0:37,0:50"), std::string::npos) << message;
+    EXPECT_NE(message.find("chunk c/1/1"), std::string::npos) << message;
+  }
+  // Every other chunk is whole: old (1) or new (2), never a mix within one chunk.
+  fs::remove_all(dir / "a/c/1/1");
+  NDArray back = Array::open(dir / "a").read();
+  auto* got = static_cast<const std::uint16_t*>(back.data());
+  for (std::size_t cy = 0; cy < 3; ++cy)
+    for (std::size_t cx = 0; cx < 3; ++cx) {
+      std::uint16_t first = got[(cy * 16) * 50 + cx * 20];
+      for (std::size_t y = cy * 16; y < std::min<std::size_t>(37, cy * 16 + 16); ++y)
+        for (std::size_t x = cx * 20; x < std::min<std::size_t>(50, cx * 20 + 20); ++x)
+          ASSERT_EQ(got[y * 50 + x], first) << y << "," << x;
+    }
+  for (const auto& [name, contents] : snapshot(dir / "a")) EXPECT_EQ(name.find("__lock"), std::string::npos) << name;
+}
+
+// Several processes write interleaved column stripes that share every shard (and, unsharded,
+// every chunk): with each read-modify-write under its key's lock, every value lands.
+void stress(const json& metadata) {
+  test::TempDir dir;
+  Array::create(dir / "a", metadata);
+  constexpr int kProcesses = 4, kRounds = 6;
+  const std::uint64_t rows = 37, cols = 50;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int status = 0;
+      try {
+        Array array = Array::open(dir / "a");
+        Settings settings;
+        settings.threads = 2;
+        // Column x belongs to process x % kProcesses; written a few columns at a time.
+        for (int round = 0; round < kRounds; ++round)
+          for (std::uint64_t x = static_cast<std::uint64_t>(p) + static_cast<std::uint64_t>(round) * kProcesses; x < cols;
+               x += kProcesses * kRounds) {
+            std::vector<std::uint16_t> column(rows);
+            for (std::uint64_t y = 0; y < rows; ++y) column[y] = static_cast<std::uint16_t>(1 + y * cols + x);
+            array.write({{0, rows}, {x, x + 1}}, Source{column.data(), {}, Device::cpu, nullptr, {}, {}}, {}, settings);
+          }
+      } catch (...) {
+        status = 1;
+      }
+      ::_exit(status);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  NDArray back = Array::open(dir / "a").read();
+  auto* got = static_cast<const std::uint16_t*>(back.data());
+  for (std::uint64_t i = 0; i < rows * cols; ++i) ASSERT_EQ(got[i], 1 + i) << "element " << i;
+}
+
+TEST(Write, ProcessesWritingSharedShardsLoseNothing) {
+  stress(sharded(json::array({bytes_le(), {{"name", "zstd"}, {"configuration", {{"level", 1}}}}}), "end"));
+}
+
+TEST(Write, ProcessesWritingSharedChunksLoseNothing) {
+  stress(v2_array("<u2", {{"id", "zstd"}, {"level", 1}}));
+}
+
+}  // namespace
+}  // namespace zarrdirect
