@@ -17,64 +17,55 @@ check_front_ends=0
 for arg in "$@"; do
   case "$arg" in
     --all) check_front_ends=1 ;;
-    -h | --help) sed -n '2,14p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "check_layers.sh: unknown argument '$arg' (expected --all)" >&2; exit 2 ;;
   esac
 done
 
-rank_of() {  # the position of a layer in LAYERS, or nothing
-  local i
-  for i in "${!LAYERS[@]}"; do
-    [[ "${LAYERS[$i]}" == "$1" ]] && { echo "$i"; return; }
-  done
-}
-
-# Every project include: "folder/name" in double quotes.
-includes_of() {
-  grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]+"' "$1" |
-    sed -E 's/^([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1 \2/'
-}
+declare -A RANK  # layer -> its position in LAYERS
+for i in "${!LAYERS[@]}"; do RANK[${LAYERS[$i]}]=$i; done
 
 offenders=()
 
-check_layered_file() {  # file, its layer
-  local file="$1" layer="$2" own line header folder header_rank
-  own="$(rank_of "$layer")"
-  while read -r line header; do
-    [[ -z "$header" ]] && continue
+# Every project include under a folder, one "path line header" a line (one grep for all files).
+includes_under() {
+  grep -rnE --include='*.hpp' --include='*.cpp' --include='*.h' --include='*.cu' --include='*.cuh' \
+    '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]+"' "$1" |
+    sed -E 's/^([^:]+):([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1 \2 \3/' || true
+}
+
+check_layer() {  # layer
+  local layer="$1" own="${RANK[$1]}" file line header folder header_rank
+  while read -r file line header; do
     folder="${header%%/*}"
     [[ "$folder" == "$header" ]] && continue  # no folder: a test helper beside the tests
     [[ "$folder" == zarrdirect ]] && continue  # public API
-    header_rank="$(rank_of "$folder")"
+    header_rank="${RANK[$folder]:-}"
     [[ -z "$header_rank" ]] && continue  # not a layer of src/
     if ((header_rank > own)); then
       offenders+=("${file#"$root"/}:$line: $layer includes $header ($folder is above $layer)")
     fi
-  done < <(includes_of "$file")
+  done < <(includes_under "$root/src/$layer")
 }
 
-check_front_end_file() {  # file, the folder prefix its own headers carry ("" for none)
-  local file="$1" own="$2" line header folder
-  while read -r line header; do
-    [[ -z "$header" ]] && continue
+check_front_end() {  # folder, the folder prefix its own headers carry ("" for none)
+  local dir="$1" own="$2" file line header folder
+  while read -r file line header; do
     folder="${header%%/*}"
     [[ "$folder" == "$header" || "$folder" == zarrdirect ]] && continue
     [[ -n "$own" && "$folder" == "$own" ]] && continue
     offenders+=("${file#"$root"/}:$line: front end includes $header (only zarrdirect/ and its own folder)")
-  done < <(includes_of "$file")
+  done < <(includes_under "$dir")
 }
-
-sources() { find "$1" -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) | sort; }
 
 for layer in "${LAYERS[@]}"; do
   [[ "$layer" == cli ]] && continue
-  [[ -d "$root/src/$layer" ]] || continue
-  while read -r file; do check_layered_file "$file" "$layer"; done < <(sources "$root/src/$layer")
+  [[ -d "$root/src/$layer" ]] && check_layer "$layer"
 done
 
 if ((check_front_ends)); then
-  [[ -d "$root/src/cli" ]] && while read -r file; do check_front_end_file "$file" cli; done < <(sources "$root/src/cli")
-  [[ -d "$root/python/src" ]] && while read -r file; do check_front_end_file "$file" ""; done < <(sources "$root/python/src")
+  [[ -d "$root/src/cli" ]] && check_front_end "$root/src/cli" cli
+  [[ -d "$root/python/src" ]] && check_front_end "$root/python/src" ""
 fi
 
 if ((${#offenders[@]})); then
