@@ -2,7 +2,17 @@
 //
 // Defaults come from measurements on the GPU machine (docs/BENCHMARKS.md); every field can be
 // overridden from the environment (ZARRDIRECT_THREADS, ZARRDIRECT_STAGING_MB,
-// ZARRDIRECT_SLOTS_PER_THREAD, ZARRDIRECT_O_DIRECT, ZARRDIRECT_IO_PATH), the CLI and the APIs.
+// ZARRDIRECT_SLOTS_PER_THREAD, ZARRDIRECT_O_DIRECT, ZARRDIRECT_IO_PATH,
+// ZARRDIRECT_MEMORY_LIMIT_MB), the CLI and the APIs.
+//
+// Memory of a read. Besides the result, a read holds per thread one decoded chunk, its stored
+// bytes and the codec chain's scratch, plus (sharded arrays) each shard's index and a bounded
+// plan of the inner chunks to fetch. `memory_limit_bytes` caps the sum of the per-thread parts:
+// the reader runs fewer threads when chunks are large, and a chunk (or a checksummed shard
+// index) that alone needs more than the limit is Error(io) naming its key, before anything of
+// that size is allocated. An allocation that fails anyway is the same Error, never
+// std::bad_alloc. A shard index without a checksum is read entry by entry, so its size does not
+// count.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +35,13 @@ IoPath parse_io_path(std::string_view text);
 // cancels the read (it then fails with ErrorKind::cancelled).
 using ProgressCallback = std::function<bool(std::size_t done, std::size_t total)>;
 
+// The most reader threads a read runs; larger requests (Settings::threads, WorkerPool::run) are
+// clamped to it. Reads wait on storage, so more threads than this only add memory and contention.
+inline constexpr unsigned kMaxReaderThreads = 256;
+
 struct Settings {
   unsigned threads = 0;                      // reader threads; 0: one per core, at least 4
+  std::size_t memory_limit_bytes = 0;        // working memory of a read (see above); 0: half of RAM
   std::size_t staging_bytes = 256u << 20;    // pinned staging for device reads, all threads
   unsigned slots_per_thread = 2;             // staging buffers each thread cycles through
   bool o_direct = false;                     // bypass the page cache for chunk files
@@ -35,8 +50,10 @@ struct Settings {
 
   // The defaults with ZARRDIRECT_* environment variables applied.
   static Settings from_environment();
-  // `threads` with 0 replaced by the count this machine gets.
+  // `threads` with 0 replaced by the count this machine gets, at most kMaxReaderThreads.
   unsigned effective_threads() const;
+  // `memory_limit_bytes` with 0 replaced by half of physical memory (at least 256 MiB).
+  std::size_t effective_memory_limit() const;
 };
 
 }  // namespace zarrdirect

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <span>
 
-#include "store/array_writer.hpp"
+#include "engine/array_writer.hpp"
 #include "zarrdirect/error.hpp"
 
 namespace zarrdirect::cli {

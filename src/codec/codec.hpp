@@ -80,6 +80,10 @@ class BytesToBytesCodec {
   // saving the chain a copy of every chunk; returns false, having written nothing, when it says
   // otherwise or cannot tell in advance (decode() then handles the chunk, errors included).
   virtual bool decode_exact(ByteSpan /*encoded*/, MutableByteSpan /*decoded*/) const { return false; }
+  // True when decode_exact() takes every chunk that decodes to the size asked (declining or
+  // throwing only on chunks the chain would refuse anyway): the chain then needs no scratch copy
+  // for it, which its memory estimate (CodecChain::decode_scratch_nbytes) counts on.
+  virtual bool always_decodes_exactly() const { return false; }
   virtual void encode(ByteSpan decoded, ByteBuffer& encoded) const = 0;
   // The most bytes encode() can produce from `decoded_size` bytes (for bounds going up a chain).
   virtual std::uint64_t max_encoded_size(std::uint64_t decoded_size) const = 0;
@@ -113,6 +117,9 @@ class CodecChain {
   bool is_identity() const;
   // The most bytes a valid stored chunk can take.
   std::uint64_t max_encoded_size() const;
+  // The most scratch bytes decode() holds for one valid chunk (beyond `encoded` and `decoded`):
+  // what a reader must budget per thread besides the chunk and its stored bytes.
+  std::uint64_t decode_scratch_nbytes() const;
   // The sharding codec when the chain is exactly [sharding_indexed] (partial reads possible).
   const ShardingCodec* sole_sharding_codec() const;
 

@@ -97,6 +97,30 @@ std::uint64_t CodecChain::max_encoded_size() const {
   return bound;
 }
 
+std::uint64_t CodecChain::decode_scratch_nbytes() const {
+  // Mirrors decode(): the largest size each of scratch.a, .b and .c reaches. Sums saturate.
+  auto add = [](std::uint64_t x, std::uint64_t y) { return checked_add(x, y).value_or(~std::uint64_t{0}); };
+  std::uint64_t a = 0, b = 0, c = 0;
+  if (!b2b_.empty()) {
+    std::uint64_t bound = a2b_->max_encoded_size();  // bounds[0]
+    const std::uint64_t first_bound = bound;
+    for (std::size_t i = 1; i < b2b_.size(); ++i) {
+      bound = b2b_[i - 1]->max_encoded_size(bound);  // bounds[i], decoded into buffers[i % 2]
+      (i % 2 == 0 ? a : b) = std::max(i % 2 == 0 ? a : b, bound);
+    }
+    const bool exact = a2a_.empty() && a2b_->decodes_in_place() && b2b_[0]->always_decodes_exactly();
+    if (!exact) a = std::max(a, first_bound);
+  }
+  if (!a2a_.empty()) {
+    c = a2a_.back()->encoded_spec().nbytes();
+    for (std::size_t i = 0; i + 1 < a2a_.size(); ++i) {
+      a = std::max(a, a2a_[i]->encoded_spec().nbytes());
+      b = std::max(b, a2a_[i]->encoded_spec().nbytes());
+    }
+  }
+  return add(add(a, b), c);
+}
+
 const ShardingCodec* CodecChain::sole_sharding_codec() const {
   if (!a2a_.empty() || !b2b_.empty()) return nullptr;
   return dynamic_cast<const ShardingCodec*>(a2b_.get());

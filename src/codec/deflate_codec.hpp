@@ -14,6 +14,13 @@ class DeflateCodec final : public BytesToBytesCodec {
   void decode(ByteSpan encoded, ByteBuffer& decoded, std::uint64_t max_decoded_size) const override {
     inflate_bounded(name_, wrapper_, encoded, decoded, max_decoded_size);
   }
+  // Deflate streams do not say their size up front; a chunk that decodes to any other size than
+  // the chunk's is corrupt for the chain anyway, so this never declines (it throws instead).
+  bool decode_exact(ByteSpan encoded, MutableByteSpan decoded) const override {
+    inflate_exact(name_, wrapper_, encoded, decoded);
+    return true;
+  }
+  bool always_decodes_exactly() const override { return true; }
   void encode(ByteSpan decoded, ByteBuffer& encoded) const override {
     deflate_whole(name_, wrapper_, level_, decoded, encoded);
   }

@@ -75,12 +75,35 @@ bool all_zero(ByteSpan bytes) {
 
 }  // namespace
 
-void inflate_bounded(std::string_view codec, DeflateWrapper wrapper, ByteSpan encoded, ByteBuffer& decoded,
-                     std::uint64_t max_decoded_size) {
+namespace {
+
+// Output into a caller's span of the exact decoded size. When the span is full, one spill byte
+// is offered: filling it proves the stream holds more than the chunk.
+class ExactOutput {
+ public:
+  explicit ExactOutput(MutableByteSpan target) : target_(target) {}
+  MutableByteSpan free_space() {
+    if (produced_ < target_.size()) return target_.subspan(produced_);
+    return MutableByteSpan(&spill_, 1);
+  }
+  void commit(std::size_t count) { produced_ += count; }
+  bool exceeded() const { return produced_ > target_.size(); }
+  std::uint64_t limit() const { return target_.size(); }
+  std::size_t produced() const { return produced_; }
+  void finish() {}
+
+ private:
+  MutableByteSpan target_;
+  std::byte spill_{};
+  std::size_t produced_ = 0;
+};
+
+// The inflate loop over any output with BoundedOutput's interface.
+template <typename Output>
+void inflate_into(std::string_view codec, DeflateWrapper wrapper, ByteSpan encoded, Output& output) {
   thread_local ThreadInflater inflater;
   z_stream& stream = inflater.start(wrapper);
   InputFeeder input(stream, encoded);
-  BoundedOutput output(decoded, max_decoded_size, encoded.size());
   for (;;) {
     input.refill();
     MutableByteSpan space = output.free_space();
@@ -90,7 +113,7 @@ void inflate_bounded(std::string_view codec, DeflateWrapper wrapper, ByteSpan en
     const int rc = inflate(&stream, Z_NO_FLUSH);
     output.commit(offered - stream.avail_out);
     if (output.exceeded())
-      throw_corrupt(codec, fmt::format("decodes to more than the {} bytes this chunk can hold", max_decoded_size));
+      throw_corrupt(codec, fmt::format("decodes to more than the {} bytes this chunk can hold", output.limit()));
     if (rc == Z_STREAM_END) {
       input.refill();
       ByteSpan rest = input.rest();
@@ -111,6 +134,22 @@ void inflate_bounded(std::string_view codec, DeflateWrapper wrapper, ByteSpan en
     if (stream.avail_in == 0 && stream.avail_out > 0) throw_corrupt(codec, "the stream is truncated");
   }
   output.finish();
+}
+
+}  // namespace
+
+void inflate_bounded(std::string_view codec, DeflateWrapper wrapper, ByteSpan encoded, ByteBuffer& decoded,
+                     std::uint64_t max_decoded_size) {
+  BoundedOutput output(decoded, max_decoded_size, encoded.size());
+  inflate_into(codec, wrapper, encoded, output);
+}
+
+void inflate_exact(std::string_view codec, DeflateWrapper wrapper, ByteSpan encoded, MutableByteSpan decoded) {
+  ExactOutput output(decoded);
+  inflate_into(codec, wrapper, encoded, output);
+  // The stream ended (a longer one has thrown): a shorter one would leave the chunk partly unwritten.
+  if (output.produced() != decoded.size())
+    throw_corrupt(codec, fmt::format("decodes to {} bytes, the chunk holds {}", output.produced(), decoded.size()));
 }
 
 void deflate_whole(std::string_view codec, DeflateWrapper wrapper, int level, ByteSpan decoded, ByteBuffer& encoded) {

@@ -17,6 +17,11 @@ enum class DeflateWrapper { zlib, gzip };
 void inflate_bounded(std::string_view codec, DeflateWrapper wrapper, ByteSpan encoded, ByteBuffer& decoded,
                      std::uint64_t max_decoded_size);
 
+// Inflates a whole stream straight into `decoded`, which it must fill exactly: a stream that is
+// damaged or decodes to more or fewer bytes is Error(corrupt_data). Saves the chain a scratch copy
+// of the chunk (a 4 GiB chunk read in 4 GiB, not 8).
+void inflate_exact(std::string_view codec, DeflateWrapper wrapper, ByteSpan encoded, MutableByteSpan decoded);
+
 // Compresses `decoded` into one stream at `level` (0-9, or -1 for zlib's default).
 void deflate_whole(std::string_view codec, DeflateWrapper wrapper, int level, ByteSpan decoded, ByteBuffer& encoded);
 

@@ -91,5 +91,35 @@ TEST(GzipCodec, BadConfigurationIsInvalidMetadata) {
                [&] { make_compressor("numcodecs.gzip", R"({"level":"fast"})", spec); });
 }
 
+TEST(GzipCodec, DecodesStraightIntoTheChunkWithoutAScratchCopy) {
+  // A chunk is inflated into its destination: no second chunk-sized buffer (issue 11, item 3c).
+  for (const char* codecs : {kGzipChain, R"([{"name":"bytes","configuration":{"endian":"big"}},
+                                             {"name":"numcodecs.zlib","configuration":{"level":3}}])"}) {
+    ArraySpec spec = make_spec({256, 64}, dtype("uint16"));
+    auto data = sample_data(spec);
+    CodecChain chain = make_chain(codecs, spec);
+    ByteBuffer encoded = chain.encode(data);
+    std::vector<std::byte> decoded(spec.nbytes());
+    Scratch scratch;
+    chain.decode(encoded, decoded, scratch);
+    EXPECT_EQ(decoded, data);
+    EXPECT_EQ(scratch.a.capacity() + scratch.b.capacity() + scratch.c.capacity(), 0u) << codecs;
+    EXPECT_EQ(chain.decode_scratch_nbytes(), 0u);
+    // A stream of another size is refused, whether longer or shorter than the chunk.
+    ArraySpec other = make_spec({256, 65}, dtype("uint16"));
+    ByteBuffer longer = make_chain(codecs, other).encode(sample_data(other));
+    EXPECT_THROW(chain.decode(longer, decoded, scratch), Error);
+    ArraySpec smaller = make_spec({255, 64}, dtype("uint16"));
+    ByteBuffer shorter = make_chain(codecs, smaller).encode(sample_data(smaller));
+    try {
+      chain.decode(shorter, decoded, scratch);
+      ADD_FAILURE() << "a short stream was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::corrupt_data);
+      EXPECT_NE(std::string(e.what()).find("the chunk holds 32768"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zarrdirect::codec

@@ -1,11 +1,14 @@
 #include "codec/sharding.hpp"
 
+#include <bit>
 #include <cstring>
 
 #include <fmt/format.h>
 
-#include "engine/layout.hpp"
+#include "codec/crc32c.hpp"
+#include "util/box_copy.hpp"
 #include "util/checked_math.hpp"
+#include "util/geometry.hpp"
 
 namespace zarrdirect::codec {
 namespace {
@@ -13,15 +16,30 @@ namespace {
 constexpr std::uint64_t kMissing = ~std::uint64_t{0};
 
 std::string describe_coords(std::uint64_t linear, const std::vector<std::uint64_t>& grid) {
-  std::vector<std::uint64_t> coords(grid.size());
-  for (std::size_t d = grid.size(); d-- > 0;) {
-    coords[d] = linear % grid[d];
-    linear /= grid[d];
-  }
-  return fmt::format("[{}]", fmt::join(coords, ", "));
+  Extents coords = linear_to_coords(linear, to_extents(grid), grid.size());
+  return fmt::format("[{}]", fmt::join(std::span(coords.data(), grid.size()), ", "));
 }
 
+std::uint64_t load_u64(const std::byte* p, bool swap) {
+  std::uint64_t value;
+  std::memcpy(&value, p, 8);
+  return swap ? __builtin_bswap64(value) : value;
+}
+
+std::uint32_t load_le32(const std::byte* p) {
+  std::uint32_t value = 0;
+  for (int i = 3; i >= 0; --i) value = (value << 8) | std::to_integer<std::uint32_t>(p[i]);
+  return value;
+}
+
+constexpr bool kNativeBigEndian = std::endian::native == std::endian::big;
+
 }  // namespace
+
+ShardIndexEntry ShardIndex::operator[](std::uint64_t inner_chunk) const {
+  const std::byte* p = bytes_.data() + 16 * (inner_chunk - first_);
+  return {load_u64(p, swap_), load_u64(p + 8, swap_)};
+}
 
 ShardingCodec::ShardingCodec(const nlohmann::json& configuration, const ArraySpec& shard_spec) : shard_spec_(shard_spec) {
   const auto& shape_json = require_member(configuration, name(), "chunk_shape");
@@ -73,6 +91,14 @@ ShardingCodec::ShardingCodec(const nlohmann::json& configuration, const ArraySpe
     normalized.push_back(codec.is_string() ? nlohmann::json{{"name", codec}} : codec);
   index_chain_ = CodecChain::create(normalized, index_spec, "sharding_indexed.index_codecs");
   index_nbytes_ = index_chain_.max_encoded_size();
+  // The usual index codecs, bytes [+ crc32c]: the stored index is the entries themselves.
+  const bool bytes_first = !normalized.empty() && normalized[0].value("name", "") == "bytes";
+  if (bytes_first && (normalized.size() == 1 || (normalized.size() == 2 && normalized[1].value("name", "") == "crc32c"))) {
+    index_direct_ = true;
+    index_checksum_ = normalized.size() == 2;
+    const auto config = normalized[0].value("configuration", nlohmann::json::object());
+    index_big_endian_ = config.is_object() && config.value("endian", "little") == "big";
+  }
 
   if (auto it = configuration.find("index_location"); it != configuration.end()) {
     auto where = it->is_string() ? it->get<std::string>() : std::string();
@@ -86,29 +112,73 @@ std::uint64_t ShardingCodec::index_offset(std::uint64_t shard_size) const {
   return index_location_ == IndexLocation::start ? 0 : shard_size - index_nbytes_;
 }
 
+std::uint64_t ShardingCodec::index_decode_nbytes() const {
+  // The general path holds the stored index, the decoded entries and a scratch copy.
+  if (index_direct_) return index_nbytes_;
+  auto total = checked_mul(index_nbytes_, 3);
+  return total ? *total : ~std::uint64_t{0};
+}
+
 ShardIndex ShardingCodec::decode_index(ByteSpan index_bytes, std::uint64_t shard_size) const {
+  return decode_index(ByteBuffer(index_bytes.begin(), index_bytes.end()), shard_size);
+}
+
+ShardIndex ShardingCodec::decode_index(ByteBuffer&& index_bytes, std::uint64_t shard_size) const {
   if (index_bytes.size() != index_nbytes_)
     throw_corrupt(name(), fmt::format("index is {} bytes, expected {}", index_bytes.size(), index_nbytes_));
-  std::vector<std::uint64_t> raw(inner_chunk_count_ * 2);
+  const bool swap = index_big_endian_ != kNativeBigEndian;
+  if (index_direct_) {
+    if (index_checksum_) {
+      // As the crc32c codec checks it, without copying the index.
+      const std::size_t body = index_bytes.size() - 4;
+      const std::uint32_t stored = load_le32(index_bytes.data() + body);
+      const std::uint32_t computed = crc32c(ByteSpan(index_bytes).first(body));
+      if (stored != computed)
+        throw Error(ErrorKind::corrupt_data,
+                    fmt::format("shard index: codec crc32c: checksum mismatch: stored {:08x}, computed {:08x}", stored,
+                                computed));
+    }
+    ShardIndex index(std::move(index_bytes), 0, inner_chunk_count_, swap);
+    check_entries(index, shard_size);
+    return index;
+  }
+  ByteBuffer raw(static_cast<std::size_t>(inner_chunk_count_ * 16));
   Scratch scratch;
   try {
-    index_chain_.decode(index_bytes, std::as_writable_bytes(std::span(raw)), scratch);
+    index_chain_.decode(index_bytes, raw, scratch);
   } catch (const Error& e) {
     throw e.with_context("shard index");
   }
+  index_bytes = ByteBuffer();  // the decoded copy replaces it
+  ShardIndex index(std::move(raw), 0, inner_chunk_count_, false);
+  check_entries(index, shard_size);
+  return index;
+}
+
+ShardIndex ShardingCodec::decode_index_entries(ByteBuffer&& stored_entries, std::uint64_t first,
+                                               std::uint64_t shard_size) const {
+  if (!index_entries_addressable())
+    throw Error(ErrorKind::invalid_argument, "sharding_indexed: index entries are not readable one by one");
+  const std::uint64_t count = stored_entries.size() / 16;
+  if (stored_entries.size() % 16 != 0 || first > inner_chunk_count_ || count > inner_chunk_count_ - first)
+    throw Error(ErrorKind::invalid_argument, "sharding_indexed: index entries out of range");
+  ShardIndex index(std::move(stored_entries), first, count, index_big_endian_ != kNativeBigEndian);
+  check_entries(index, shard_size);
+  return index;
+}
+
+void ShardingCodec::check_entries(const ShardIndex& index, std::uint64_t shard_size) const {
   const std::uint64_t index_begin = index_offset(shard_size);
   const std::uint64_t index_end = index_begin + index_nbytes_;
   const std::uint64_t largest_chunk = inner_chain_.max_encoded_size();
-  std::vector<ShardIndexEntry> entries(inner_chunk_count_);
-  for (std::uint64_t i = 0; i < inner_chunk_count_; ++i) {
-    ShardIndexEntry entry{raw[2 * i], raw[2 * i + 1]};
+  for (std::uint64_t i = index.first(); i < index.first() + index.size(); ++i) {
+    const ShardIndexEntry entry = index[i];
     auto fail = [&](const std::string& why) {
       throw_corrupt(name(), fmt::format("shard index entry for inner chunk {} (offset {}, nbytes {}) {}",
                                         describe_coords(i, chunks_per_shard_), entry.offset, entry.nbytes, why));
     };
     if (entry.offset == kMissing || entry.nbytes == kMissing) {
       if (entry.offset != entry.nbytes) fail("is half-missing: both fields must be 2^64-1");
-      entries[i] = entry;
       continue;
     }
     auto end = checked_add(entry.offset, entry.nbytes);
@@ -117,9 +187,7 @@ ShardIndex ShardingCodec::decode_index(ByteSpan index_bytes, std::uint64_t shard
     if (entry.offset < index_end && *end > index_begin && entry.nbytes > 0) fail("overlaps the shard index");
     if (entry.nbytes > largest_chunk)
       fail(fmt::format("is larger than any valid encoding of the inner chunk ({} bytes)", largest_chunk));
-    entries[i] = entry;
   }
-  return ShardIndex(std::move(entries));
 }
 
 void ShardingCodec::decode(ByteSpan encoded, MutableByteSpan decoded) const {
@@ -132,13 +200,11 @@ void ShardingCodec::decode(ByteSpan encoded, MutableByteSpan decoded) const {
   ChunkBox box;
   box.rank = inner_spec_.shape.size();
   for (std::size_t d = 0; d < box.rank; ++d) box.chunk_shape[d] = box.extent[d] = inner_spec_.shape[d];
+  const Extents grid = to_extents(chunks_per_shard_);
   for (std::uint64_t i = 0; i < inner_chunk_count_; ++i) {
-    std::uint64_t linear = i;
-    for (std::size_t d = box.rank; d-- > 0;) {
-      box.offset_in_dest[d] = (linear % chunks_per_shard_[d]) * inner_spec_.shape[d];
-      linear /= chunks_per_shard_[d];
-    }
-    const auto& entry = index[i];
+    const Extents coords = linear_to_coords(i, grid, box.rank);
+    for (std::size_t d = 0; d < box.rank; ++d) box.offset_in_dest[d] = coords[d] * inner_spec_.shape[d];
+    const ShardIndexEntry entry = index[i];
     if (entry.missing()) {
       fill_box_on_host(inner_spec_.fill_value.data(), box, shard);
       continue;
@@ -158,26 +224,21 @@ void ShardingCodec::encode(ByteSpan decoded, ByteBuffer& encoded) const {
   ByteBuffer body;
   ByteBuffer inner(inner_spec_.nbytes());
   const std::size_t rank = inner_spec_.shape.size();
-  const std::size_t element = shard_spec_.dtype.size;
   const std::uint64_t base = index_location_ == IndexLocation::start ? index_nbytes_ : 0;
+  const Extents grid = to_extents(chunks_per_shard_);
+  // Inner chunk i is the box of the shard (as a C-order "chunk") at its origin, gathered into a
+  // contiguous inner buffer.
+  DestinationLayout inner_layout = DestinationLayout::contiguous(inner.data(), inner_spec_.shape, shard_spec_.dtype.size);
+  ChunkBox box;
+  box.rank = rank;
+  for (std::size_t d = 0; d < rank; ++d) {
+    box.chunk_shape[d] = shard_spec_.shape[d];
+    box.extent[d] = inner_spec_.shape[d];
+  }
   for (std::uint64_t i = 0; i < inner_chunk_count_; ++i) {
-    // Gather inner chunk i from the shard array.
-    std::vector<std::uint64_t> origin(rank);
-    std::uint64_t linear = i;
-    for (std::size_t d = rank; d-- > 0;) {
-      origin[d] = (linear % chunks_per_shard_[d]) * inner_spec_.shape[d];
-      linear /= chunks_per_shard_[d];
-    }
-    std::uint64_t count = inner_spec_.num_elements();
-    for (std::uint64_t e = 0; e < count; ++e) {
-      std::uint64_t rest = e, shard_offset = 0, stride = 1;
-      for (std::size_t d = rank; d-- > 0;) {
-        shard_offset += (origin[d] + rest % inner_spec_.shape[d]) * stride;
-        rest /= inner_spec_.shape[d];
-        stride *= shard_spec_.shape[d];
-      }
-      std::memcpy(inner.data() + e * element, decoded.data() + shard_offset * element, element);
-    }
+    const Extents coords = linear_to_coords(i, grid, rank);
+    for (std::size_t d = 0; d < rank; ++d) box.offset_in_chunk[d] = coords[d] * inner_spec_.shape[d];
+    copy_box_to_host(decoded.data(), box, inner_layout);
     ByteBuffer chunk = inner_chain_.encode(inner);
     raw.push_back(base + body.size());
     raw.push_back(chunk.size());

@@ -6,7 +6,10 @@
 // whose entry is (2^64-1, 2^64-1) is missing and reads as the fill value.
 //
 // Partial reads: the engine reads the index (index_nbytes() bytes at the start or end of the
-// shard file), then only the inner chunks a region needs. decode() handles a whole shard in
+// shard file), then only the inner chunks a region needs. When the index has no checksum (its
+// codecs are just "bytes"), the engine reads only the index entries it needs: entry i is the 16
+// bytes at index_offset() + 16 i. With a checksum the whole index must be read to verify it; the
+// engine bounds it by its memory limit before allocating. decode() handles a whole shard in
 // memory, used when the sharding codec is not alone in its chain or is itself an inner codec.
 #pragma once
 
@@ -24,14 +27,25 @@ struct ShardIndexEntry {
   bool missing() const { return offset == ~std::uint64_t{0}; }
 };
 
+// Checked (offset, nbytes) entries of inner chunks [first, first + size) of a shard, read from
+// the stored bytes on demand (16 bytes an entry instead of a decoded copy beside them).
 class ShardIndex {
  public:
-  explicit ShardIndex(std::vector<ShardIndexEntry> entries) : entries_(std::move(entries)) {}
-  const ShardIndexEntry& operator[](std::uint64_t inner_chunk) const { return entries_[inner_chunk]; }
-  std::size_t size() const { return entries_.size(); }
+  // `entries` holds 16 bytes per entry (two u64, byte-swapped when `swap` is set), possibly
+  // followed by bytes that are not entries (a checksum).
+  ShardIndex(ByteBuffer entries, std::uint64_t first, std::uint64_t count, bool swap)
+      : bytes_(std::move(entries)), first_(first), count_(count), swap_(swap) {}
+  // The entry of inner chunk `inner_chunk` (C-order linear index in the shard), which must be in
+  // [first(), first() + size()).
+  ShardIndexEntry operator[](std::uint64_t inner_chunk) const;
+  std::uint64_t first() const { return first_; }
+  std::size_t size() const { return static_cast<std::size_t>(count_); }
 
  private:
-  std::vector<ShardIndexEntry> entries_;
+  ByteBuffer bytes_;
+  std::uint64_t first_ = 0;
+  std::uint64_t count_ = 0;
+  bool swap_ = false;
 };
 
 enum class IndexLocation { start, end };
@@ -51,10 +65,27 @@ class ShardingCodec final : public ArrayToBytesCodec {
 
   // Offset of the index in a shard of `shard_size` bytes (which must hold it).
   std::uint64_t index_offset(std::uint64_t shard_size) const;
-  // Decodes and checks the encoded index of a shard of `shard_size` bytes. Entries that overflow,
-  // run past the shard, overlap the index, are half-missing or exceed the inner chain's largest
-  // encoding are Error(corrupt_data) naming the inner chunk and the field.
+  // Decodes and checks the whole encoded index of a shard of `shard_size` bytes (the checksum
+  // too). Entries that overflow, run past the shard, overlap the index, are half-missing or exceed
+  // the inner chain's largest encoding are Error(corrupt_data) naming the inner chunk and the
+  // field. The rvalue form keeps `index_bytes` as the index's storage (no second copy) when the
+  // index codecs are bytes [+ crc32c].
   ShardIndex decode_index(ByteSpan index_bytes, std::uint64_t shard_size) const;
+  ShardIndex decode_index(ByteBuffer&& index_bytes, std::uint64_t shard_size) const;
+  // Bytes of memory decode_index() holds at once for a whole index (the stored index, plus a
+  // decoded copy and scratch when the index codecs need a real decode).
+  std::uint64_t index_decode_nbytes() const;
+
+  // True when the index codecs are just "bytes": no checksum, each entry readable on its own.
+  bool index_entries_addressable() const { return index_direct_ && !index_checksum_; }
+  // Where the stored entry of inner chunk `inner_chunk` starts in a shard of `shard_size` bytes
+  // (meaningful when index_entries_addressable()).
+  std::uint64_t index_entry_offset(std::uint64_t inner_chunk, std::uint64_t shard_size) const {
+    return index_offset(shard_size) + 16 * inner_chunk;
+  }
+  // Checks the stored entries of inner chunks [first, first + stored_entries.size() / 16) read
+  // from a shard of `shard_size` bytes (index_entries_addressable() only), as decode_index does.
+  ShardIndex decode_index_entries(ByteBuffer&& stored_entries, std::uint64_t first, std::uint64_t shard_size) const;
 
   void decode(ByteSpan encoded, MutableByteSpan decoded) const override;
   void encode(ByteSpan decoded, ByteBuffer& encoded) const override;
@@ -69,6 +100,12 @@ class ShardingCodec final : public ArrayToBytesCodec {
   CodecChain index_chain_;
   IndexLocation index_location_ = IndexLocation::end;
   std::uint64_t index_nbytes_ = 0;
+  // The index codecs are bytes [+ crc32c]: entries are read from the stored bytes.
+  bool index_direct_ = false;
+  bool index_checksum_ = false;
+  bool index_big_endian_ = false;
+
+  void check_entries(const ShardIndex& index, std::uint64_t shard_size) const;
 };
 
 std::shared_ptr<ArrayToBytesCodec> make_sharding_codec(const nlohmann::json& configuration, const ArraySpec& decoded);

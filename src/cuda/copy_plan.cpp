@@ -15,13 +15,7 @@ struct Dim {
 };
 
 // Element strides of a C-order chunk.
-Extents chunk_strides(const ChunkBox& box) {
-  Extents strides{};
-  if (box.rank == 0) return strides;
-  strides[box.rank - 1] = 1;
-  for (std::size_t d = box.rank - 1; d-- > 0;) strides[d] = strides[d + 1] * box.chunk_shape[d + 1];
-  return strides;
-}
+Extents chunk_strides(const ChunkBox& box) { return c_order_strides(box.chunk_shape, box.rank); }
 
 // The smallest g dividing the element size with fill[j] == fill[j % g] for every j.
 std::size_t pattern_period(std::span<const std::byte> fill) {

@@ -1,8 +1,8 @@
-// Planning box copies and fills for the kernels: from the engine's ChunkBox and
+// Planning box copies and fills for the kernels: from a ChunkBox and
 // DestinationLayout to a CopyPlan (copy_plan_types.hpp).
 //
 // Kept apart from the sink so that the planning, the part with the arithmetic, is tested on
-// machines without a GPU (copy_plan_test.cpp runs plans on the host against layout.cpp).
+// machines without a GPU (copy_plan_test.cpp runs plans on the host against util/box_copy.cpp).
 #pragma once
 
 #include <array>
@@ -11,7 +11,7 @@
 #include <span>
 
 #include "cuda/copy_plan_types.hpp"
-#include "engine/layout.hpp"
+#include "util/geometry.hpp"
 
 namespace zarrdirect::cuda {
 

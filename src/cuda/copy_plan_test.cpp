@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda/copy_plan.hpp"
+#include "util/box_copy.hpp"
 
 namespace zarrdirect::cuda {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "store/array_writer.hpp"
+#include "engine/array_writer.hpp"
 #include "test_support.hpp"
 
 namespace zarrdirect {

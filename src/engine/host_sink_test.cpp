@@ -182,5 +182,34 @@ TEST(HostSink, DirectTargetOnlyForWholeChunksThatLandContiguously) {
   EXPECT_EQ(padded_row.size(), 12u);
 }
 
+TEST(HostSink, StagingPlaceFillAndDirectTargets) {
+  std::vector<std::uint8_t> dest(8 * 8, 0);
+  std::vector<std::uint64_t> shape{8, 8};
+  auto layout = DestinationLayout::contiguous(reinterpret_cast<std::byte*>(dest.data()), shape, 1);
+  std::vector<std::byte> fill{std::byte{5}};
+  HostSink sink(layout, fill);
+  EXPECT_EQ(sink.name(), "host");
+  sink.start(2, 16);
+  auto staging = sink.staging(1, 16);
+  EXPECT_GE(staging.size(), 16u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(staging.data()) % 4096, 0u);
+  EXPECT_EQ(sink.staging(1, 8).data(), staging.data());  // reused, not reallocated
+  for (std::size_t i = 0; i < 16; ++i) staging[i] = std::byte(i + 100);
+  sink.place(1, staging.first(16), test::make_box({4, 4}, {0, 0}, {4, 4}, {4, 4}));
+  sink.fill(0, test::make_box({4, 4}, {0, 0}, {4, 4}, {0, 0}));
+  EXPECT_EQ(dest[0], 5);
+  EXPECT_EQ(dest[3 * 8 + 3], 5);
+  EXPECT_EQ(dest[4 * 8 + 4], 100);
+  EXPECT_EQ(dest[7 * 8 + 7], 115);
+  EXPECT_EQ(dest[4 * 8 + 3], 0);
+  // Whole rows land contiguously: a direct target; a 4x4 box inside 8x8 does not.
+  auto direct = sink.direct_target(test::make_box({2, 8}, {0, 0}, {2, 8}, {2, 0}));
+  EXPECT_EQ(direct.data(), reinterpret_cast<std::byte*>(dest.data()) + 16);
+  EXPECT_EQ(direct.size(), 16u);
+  EXPECT_TRUE(sink.direct_target(test::make_box({4, 4}, {0, 0}, {4, 4}, {0, 0})).empty());
+  EXPECT_TRUE(sink.direct_target(test::make_box({4, 8}, {0, 0}, {2, 8}, {0, 0})).empty());  // part of a chunk
+  sink.finish();
+}
+
 }  // namespace
 }  // namespace zarrdirect

@@ -4,58 +4,111 @@
 // reads it whole (straight into the destination when it lands there contiguously), decodes it
 // into the sink's staging and lets the sink place it.
 //
-// Sharded arrays (the chain is exactly sharding_indexed): first, one task per shard reads and
-// checks the shard's index; then one task per needed inner chunk, sorted by shard and offset,
-// taken in batches so that neighbouring inner chunks are fetched with one read.
+// Sharded arrays (the chain is exactly sharding_indexed): the region's shards are taken in waves
+// of at most kWaveInnerChunks inner chunks (a shard with more is split across waves). For each
+// wave, one task per shard reads the index entries the region needs; then one task per needed
+// inner chunk, sorted by shard and offset, taken in batches so that neighbouring inner chunks are
+// fetched with one read. The plan of a wave holds 24 bytes per inner chunk (boxes are computed
+// when a chunk is placed), so the bookkeeping stays bounded however small the inner chunks are.
+//
+// Memory: each worker holds one decoded chunk, its stored bytes and the chain's scratch. The job
+// runs no more workers than Settings::effective_memory_limit() allows for that, and a chunk (or a
+// checksummed shard index) that alone needs more than the limit fails, naming its key, before it
+// is allocated. A failed allocation anywhere in a worker becomes an Error naming the chunk.
 #include "engine/reader.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <new>
+#include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "engine/chunk_grid.hpp"
 #include "engine/worker_pool.hpp"
 #include "util/checked_math.hpp"
 
 namespace zarrdirect {
 namespace {
 
-// One inner chunk to fetch from a shard.
+// Inner chunks planned at once (their bookkeeping: 24 bytes each, twice while sorting).
+constexpr std::uint64_t kWaveInnerChunks = std::uint64_t{1} << 17;
+// Index entries read at once from a shard whose index has no checksum (16 bytes each).
+constexpr std::uint64_t kEntryBlock = 4096;
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return checked_add(a, b).value_or(~std::uint64_t{0}); }
+
+// A range of the inner chunks a region needs from one shard: cells [first, first + count) of
+// the shard's inner window, in C order.
+struct ShardSlice {
+  std::uint64_t shard = 0;  // cell of the region's shard window
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+  bool whole = false;  // the slice is every inner chunk the region needs from the shard
+};
+
+// One inner chunk to fetch from a shard: no box (computed when placed), 24 bytes.
 struct InnerRead {
-  std::uint32_t shard = 0;  // index into the job's shard keys
+  std::uint32_t slice = 0;  // index into the wave's slices
+  std::uint32_t inner = 0;  // C-order linear index of the inner chunk in its shard (< 2^32)
   std::uint64_t offset = 0;
   std::uint64_t nbytes = 0;
-  ChunkBox box;
 };
+static_assert(sizeof(InnerRead) == 24);
+
+[[noreturn]] void throw_over_limit(std::string_view what, std::uint64_t needed, std::uint64_t limit) {
+  throw Error(ErrorKind::io, fmt::format("{} needs {} bytes of memory, more than the read's limit of {} bytes "
+                                         "(Settings::memory_limit_bytes, ZARRDIRECT_MEMORY_LIMIT_MB)",
+                                         what, needed, limit));
+}
+
+// Runs `body`, turning a failed allocation into an Error that the caller's context names.
+template <typename Body>
+void converting_bad_alloc(Body&& body) {
+  try {
+    body();
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::io, "out of memory");
+  } catch (const std::length_error&) {
+    throw Error(ErrorKind::io, "out of memory (a buffer larger than the address space)");
+  }
+}
 
 class ReadJob {
  public:
   ReadJob(const Array::Impl& array, const Region& region, ChunkSink& sink, const Settings& settings)
       : array_(array), metadata_(array.metadata), region_(region), sink_(sink), settings_(settings),
-        rank_(metadata_.rank()), chunk_shape_(to_extents(metadata_.chunk_shape)) {}
+        rank_(metadata_.rank()), chunk_shape_(to_extents(metadata_.chunk_shape)),
+        memory_limit_(settings.effective_memory_limit()) {
+    const codec::CodecChain& staged = array_.sharding ? array_.sharding->inner_chain() : array_.chain;
+    staged_bytes_ = staged.decoded_spec().nbytes();
+    scratch_bytes_ = staged.decode_scratch_nbytes();
+    staged_identity_ = staged.is_identity();
+    if (array_.sharding) inner_shape_ = to_extents(array_.sharding->inner_chunk_shape());
+  }
 
   ReadStats run() {
     ReadStats stats;
     GridWindow chunks = window_over(region_, Extents{}, chunk_shape_, rank_);
     const std::uint64_t chunk_count = chunks.size();
-    unsigned threads = settings_.effective_threads();
     // Sharded arrays parallelize over inner chunks, so a region inside a few shards still gets
     // every thread.
     std::uint64_t parallel_tasks = chunk_count;
-    if (array_.sharding)
-      parallel_tasks = window_over(region_, Extents{}, to_extents(array_.sharding->inner_chunk_shape()), rank_).size();
-    unsigned workers = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, parallel_tasks)));
-    sink_.start(workers, static_cast<std::size_t>(metadata_.chunk_nbytes()));
+    if (array_.sharding) parallel_tasks = window_over(region_, Extents{}, inner_shape_, rank_).size();
+    std::uint64_t workers = std::min<std::uint64_t>(settings_.effective_threads(), parallel_tasks);
+    workers = std::min<std::uint64_t>(workers, memory_limit_ / std::max<std::uint64_t>(per_worker_estimate(), 1));
+    workers_ = static_cast<unsigned>(std::clamp<std::uint64_t>(workers, 1, WorkerPool::shared().max_workers()));
+    sink_.start(workers_, static_cast<std::size_t>(staged_bytes_));
     try {
       if (array_.sharding) {
-        read_sharded(chunks, workers);
+        read_sharded(chunks);
       } else {
         total_tasks_ = chunk_count;
-        parallel(workers, chunk_count, 1, [&](unsigned worker, std::uint64_t first, std::uint64_t) {
+        parallel(chunk_count, 1, [&](unsigned worker, std::uint64_t first, std::uint64_t) {
           read_chunk(worker, chunks.cell(first));
+          return std::uint64_t{1};
         });
       }
     } catch (...) {
@@ -67,33 +120,61 @@ class ReadJob {
     stats.chunks_total = static_cast<std::size_t>(positions_);
     stats.chunks_missing = static_cast<std::size_t>(missing_.load());
     stats.bytes_read = bytes_read_.load();
-    stats.threads = workers;
+    stats.threads = workers_;
     stats.io_path = std::string(sink_.name());
     return stats;
   }
 
  private:
-  // Runs body(worker, first, count) over [0, tasks) in batches of `batch`, on `workers` threads.
+  // What one worker holds while it decodes a chunk whose stored bytes are no larger than the
+  // decoded ones (the usual case; larger ones are checked one by one): the decoded chunk, its
+  // stored bytes and the chain's scratch; for sharded arrays also a shard index.
+  std::uint64_t per_worker_estimate() const {
+    std::uint64_t stored = staged_identity_ ? 0 : staged_bytes_;
+    std::uint64_t chunk = saturating_add(saturating_add(staged_bytes_, stored), scratch_bytes_);
+    if (!array_.sharding) return chunk;
+    const auto& sharding = *array_.sharding;
+    std::uint64_t index = sharding.index_entries_addressable() ? 16 * kEntryBlock : sharding.index_decode_nbytes();
+    return std::max(chunk, index);
+  }
+
+  // Fails, naming nothing (the caller adds the key), when one chunk with `stored` bytes needs
+  // more than the whole limit.
+  void check_chunk_memory(std::uint64_t stored) const {
+    std::uint64_t needed = saturating_add(saturating_add(staged_bytes_, stored), scratch_bytes_);
+    if (needed > memory_limit_)
+      throw_over_limit(fmt::format("decoding this chunk ({} bytes decoded, {} stored, {} scratch)", staged_bytes_,
+                                   stored, scratch_bytes_),
+                       needed, memory_limit_);
+  }
+
+  // Runs body(worker, first, count) over [0, tasks) in batches of `batch`, on the job's workers;
+  // each call returns how many of the read's chunks it finished (for progress).
   template <typename Body>
-  void parallel(unsigned workers, std::uint64_t tasks, std::uint64_t batch, Body&& body) {
+  void parallel(std::uint64_t tasks, std::uint64_t batch, Body&& body) {
     std::atomic<std::uint64_t> next{0};
     auto loop = [&](unsigned worker) {
       while (!failed_.load(std::memory_order_relaxed)) {
         std::uint64_t first = next.fetch_add(batch);
         if (first >= tasks) break;
         std::uint64_t count = std::min(batch, tasks - first);
+        std::uint64_t finished = 0;
         try {
-          body(worker, first, count);
+          finished = body(worker, first, count);
+        } catch (const std::bad_alloc&) {
+          // The bodies name their chunk; this is the last line of defence.
+          record_failure(std::make_exception_ptr(Error(ErrorKind::io, "out of memory")));
+          break;
         } catch (...) {
           record_failure(std::current_exception());
           break;
         }
-        report_progress(count);
+        report_progress(finished);
       }
     };
-    if (scratch_.size() < workers) scratch_.resize(workers);
-    if (file_buffers_.size() < workers) file_buffers_.resize(workers);
-    WorkerPool::shared().run(workers, loop);
+    if (scratch_.size() < workers_) scratch_.resize(workers_);
+    if (file_buffers_.size() < workers_) file_buffers_.resize(workers_);
+    WorkerPool::shared().run(workers_, loop);
   }
 
   void record_failure(std::exception_ptr error) {
@@ -121,145 +202,246 @@ class ReadJob {
     std::string key = chunk_key(coords);
     ChunkBox box = box_of(coords, Extents{}, chunk_shape_, region_, rank_);
     try {
-      auto file = array_.store->open(key, settings_.o_direct);
-      if (!file) {
-        ++missing_;
-        sink_.fill(worker, box);
-        return;
-      }
-      bytes_read_ += file->size();
-      const std::size_t chunk_bytes = static_cast<std::size_t>(metadata_.chunk_nbytes());
-      if (array_.chain.is_identity()) {
-        if (file->size() != chunk_bytes)
-          throw Error(ErrorKind::corrupt_data,
-                      fmt::format("chunk is {} bytes, an uncompressed chunk of shape [{}] holds {}", file->size(),
-                                  fmt::join(metadata_.chunk_shape, ", "), chunk_bytes));
-        if (auto target = sink_.direct_target(box); !target.empty()) {
-          file->read_all(target);
-          return;
-        }
-        if (sink_.read_file_direct(worker, *file, box)) return;
-        auto staging = sink_.staging(worker, chunk_bytes);
-        file->read_all(staging);
-        sink_.place(worker, staging.first(chunk_bytes), box);
-        return;
-      }
-      if (file->size() > array_.chain.max_encoded_size())
-        throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
-                                                         file->size(), array_.chain.max_encoded_size()));
-      auto& encoded = file_buffers_[worker];
-      encoded.resize(static_cast<std::size_t>(file->size()));
-      file->read_all(encoded);
-      auto staging = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
-      array_.chain.decode(encoded, staging, scratch_[worker]);
-      sink_.place(worker, staging, box);
+      converting_bad_alloc([&] { read_chunk_file(worker, key, box); });
     } catch (const Error& e) {
       throw e.with_context(fmt::format("{} (chunk {})", (array_.path / key).string(), key));
     }
   }
 
-  void read_sharded(const GridWindow& shards, unsigned workers) {
-    const auto& sharding = *array_.sharding;
-    const Extents inner_shape = to_extents(sharding.inner_chunk_shape());
-    const std::uint64_t shard_count = shards.size();
-    shard_keys_.resize(shard_count);
-    std::vector<std::vector<InnerRead>> per_worker(workers);
-    total_tasks_ = shard_count;
+  void read_chunk_file(unsigned worker, const std::string& key, const ChunkBox& box) {
+    auto file = array_.store->open(key, settings_.o_direct);
+    if (!file) {
+      ++missing_;
+      sink_.fill(worker, box);
+      return;
+    }
+    bytes_read_ += file->size();
+    const std::size_t chunk_bytes = static_cast<std::size_t>(staged_bytes_);
+    if (array_.chain.is_identity()) {
+      if (file->size() != chunk_bytes)
+        throw Error(ErrorKind::corrupt_data,
+                    fmt::format("chunk is {} bytes, an uncompressed chunk of shape [{}] holds {}", file->size(),
+                                fmt::join(metadata_.chunk_shape, ", "), chunk_bytes));
+      if (auto target = sink_.direct_target(box); !target.empty()) {
+        file->read_all(target);
+        return;
+      }
+      if (sink_.read_file_direct(worker, *file, box)) return;
+      check_chunk_memory(0);
+      auto staging = sink_.staging(worker, chunk_bytes);
+      file->read_all(staging);
+      sink_.place(worker, staging.first(chunk_bytes), box);
+      return;
+    }
+    if (file->size() > array_.chain.max_encoded_size())
+      throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
+                                                       file->size(), array_.chain.max_encoded_size()));
+    check_chunk_memory(file->size());
+    auto& encoded = file_buffers_[worker];
+    encoded.resize(static_cast<std::size_t>(file->size()));
+    file->read_all(encoded);
+    auto staging = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
+    array_.chain.decode(encoded, staging, scratch_[worker]);
+    sink_.place(worker, staging, box);
+  }
 
-    // Phase 1: each shard's index, and the inner chunks the region needs from it.
-    parallel(workers, shard_count, 1, [&](unsigned worker, std::uint64_t s, std::uint64_t) {
-      Extents coords = shards.cell(s);
-      shard_keys_[s] = chunk_key(coords);
-      const std::string& key = shard_keys_[s];
+  // The origin (first element) of the shard at `coords`, and the window of its inner chunks that
+  // the region needs.
+  GridWindow inner_window(const Extents& coords, Extents& origin) const {
+    Region shard_region(rank_);
+    for (std::size_t d = 0; d < rank_; ++d) {
+      origin[d] = coords[d] * chunk_shape_[d];
+      shard_region[d] = {std::max(origin[d], region_[d].start), std::min(origin[d] + chunk_shape_[d], region_[d].stop)};
+    }
+    return window_over(shard_region, origin, inner_shape_, rank_);
+  }
+
+  void read_sharded(const GridWindow& shards) {
+    // Waves of slices: whole shards while they fit, a shard needing more inner chunks than a wave
+    // holds in several slices.
+    const std::uint64_t shard_count = shards.size();
+    std::vector<ShardSlice> wave;
+    std::uint64_t in_wave = 0;
+    // Progress counts inner chunks: filled ones when planned, the others when read.
+    total_tasks_ = window_over(region_, Extents{}, inner_shape_, rank_).size();
+    for (std::uint64_t s = 0; s < shard_count && !failed_; ++s) {
+      Extents origin{};
+      const std::uint64_t needed = inner_window(shards.cell(s), origin).size();
+      for (std::uint64_t first = 0; first < needed && !failed_;) {
+        std::uint64_t count = std::min(needed - first, kWaveInnerChunks - in_wave);
+        wave.push_back({s, first, count, first == 0 && count == needed});
+        in_wave += count;
+        first += count;
+        if (in_wave == kWaveInnerChunks) {
+          run_wave(shards, wave);
+          wave.clear();
+          in_wave = 0;
+        }
+      }
+    }
+    if (!wave.empty() && !failed_) run_wave(shards, wave);
+  }
+
+  void run_wave(const GridWindow& shards, const std::vector<ShardSlice>& wave) {
+    slice_keys_.assign(wave.size(), std::string());
+    std::vector<std::vector<InnerRead>> per_worker(workers_);
+    // Phase 1: each slice's index entries, and the inner chunks the region needs from them.
+    parallel(wave.size(), 1, [&](unsigned worker, std::uint64_t u, std::uint64_t) {
+      const ShardSlice& slice = wave[u];
+      Extents coords = shards.cell(slice.shard);
+      slice_keys_[u] = chunk_key(coords);
+      const std::string& key = slice_keys_[u];
+      const std::size_t planned_before = per_worker[worker].size();
       try {
-        Extents origin{};
-        Region shard_region(rank_);
-        for (std::size_t d = 0; d < rank_; ++d) {
-          origin[d] = coords[d] * chunk_shape_[d];
-          shard_region[d] = {std::max(origin[d], region_[d].start), std::min(origin[d] + chunk_shape_[d], region_[d].stop)};
-        }
-        GridWindow inner = window_over(shard_region, origin, inner_shape, rank_);
-        positions_ += inner.size();
-        auto file = array_.store->open(key);
-        if (!file) {
-          missing_ += inner.size();
-          sink_.fill(worker, box_of(coords, Extents{}, chunk_shape_, region_, rank_));
-          return;
-        }
-        if (file->size() < sharding.index_nbytes())
-          throw Error(ErrorKind::corrupt_data, fmt::format("shard is {} bytes, shorter than its {} byte index",
-                                                           file->size(), sharding.index_nbytes()));
-        auto& index_bytes = file_buffers_[worker];
-        index_bytes.resize(static_cast<std::size_t>(sharding.index_nbytes()));
-        file->read_exact(sharding.index_offset(file->size()), index_bytes);
-        bytes_read_ += index_bytes.size();
-        codec::ShardIndex index = sharding.decode_index(index_bytes, file->size());
-        for (std::uint64_t i = 0; i < inner.size(); ++i) {
-          Extents local = inner.cell(i);
-          std::uint64_t linear = 0;
-          for (std::size_t d = 0; d < rank_; ++d) linear = linear * sharding.chunks_per_shard()[d] + local[d];
-          ChunkBox box = box_of(local, origin, inner_shape, region_, rank_);
-          const auto& entry = index[linear];
-          if (entry.missing()) {
-            ++missing_;
-            sink_.fill(worker, box);
-            continue;
-          }
-          per_worker[worker].push_back({static_cast<std::uint32_t>(s), entry.offset, entry.nbytes, box});
-        }
+        converting_bad_alloc([&] { plan_slice(worker, coords, slice, static_cast<std::uint32_t>(u), per_worker[worker]); });
       } catch (const Error& e) {
         throw e.with_context(fmt::format("{} (shard {})", (array_.path / key).string(), key));
       }
+      return slice.count - (per_worker[worker].size() - planned_before);  // filled at once
     });
     if (failed_) return;
 
     std::vector<InnerRead> reads;
-    for (auto& list : per_worker) reads.insert(reads.end(), list.begin(), list.end());
+    std::size_t total = 0;
+    for (const auto& list : per_worker) total += list.size();
+    reads.reserve(total);
+    for (auto& list : per_worker) {
+      reads.insert(reads.end(), list.begin(), list.end());
+      list = std::vector<InnerRead>();  // each worker's list goes as soon as it is merged
+    }
     std::sort(reads.begin(), reads.end(), [](const InnerRead& a, const InnerRead& b) {
-      return a.shard != b.shard ? a.shard < b.shard : a.offset < b.offset;
+      return a.slice != b.slice ? a.slice < b.slice : a.offset < b.offset;
     });
     // Phase 2: inner chunks in batches; neighbours within a batch share one read. Batches shrink
     // for small regions, so that every worker gets some of the inner chunks.
-    done_ = 0;
-    total_tasks_ = reads.size();
-    const std::uint64_t batch = std::clamp<std::uint64_t>(reads.size() / (std::uint64_t{workers} * 4), 1, 8);
-    parallel(workers, reads.size(), batch, [&](unsigned worker, std::uint64_t first, std::uint64_t count) {
-      read_inner_batch(worker, std::span(reads).subspan(first, count));
+    const std::uint64_t batch = std::clamp<std::uint64_t>(reads.size() / (std::uint64_t{workers_} * 4), 1, 8);
+    parallel(reads.size(), batch, [&](unsigned worker, std::uint64_t first, std::uint64_t count) {
+      read_inner_batch(worker, shards, wave, std::span(reads).subspan(first, count));
+      return count;
     });
   }
 
-  void read_inner_batch(unsigned worker, std::span<const InnerRead> batch) {
-    const auto& inner_chain = array_.sharding->inner_chain();
-    const std::size_t inner_bytes = static_cast<std::size_t>(inner_chain.decoded_spec().nbytes());
+  // Reads the index entries of one slice and plans its inner chunks: missing ones are filled at
+  // once, the others appended to `reads`.
+  void plan_slice(unsigned worker, const Extents& coords, const ShardSlice& slice, std::uint32_t slice_number,
+                  std::vector<InnerRead>& reads) {
+    const auto& sharding = *array_.sharding;
+    const Extents grid = to_extents(sharding.chunks_per_shard());
+    Extents origin{};
+    const GridWindow inner = inner_window(coords, origin);
+    positions_ += slice.count;
+    auto file = array_.store->open(slice_keys_[slice_number]);
+    if (!file) {
+      missing_ += slice.count;
+      if (slice.whole) {
+        sink_.fill(worker, box_of(coords, Extents{}, chunk_shape_, region_, rank_));
+        return;
+      }
+      for (std::uint64_t i = slice.first; i < slice.first + slice.count; ++i)
+        sink_.fill(worker, box_of(inner.cell(i), origin, inner_shape_, region_, rank_));
+      return;
+    }
+    if (file->size() < sharding.index_nbytes())
+      throw Error(ErrorKind::corrupt_data, fmt::format("shard is {} bytes, shorter than its {} byte index",
+                                                       file->size(), sharding.index_nbytes()));
+    auto take = [&](std::uint64_t i, const codec::ShardIndex& index) {
+      const Extents local = inner.cell(i);
+      const std::uint64_t linear = coords_to_linear(local, grid, rank_);
+      const codec::ShardIndexEntry entry = index[linear];
+      if (entry.missing()) {
+        ++missing_;
+        sink_.fill(worker, box_of(local, origin, inner_shape_, region_, rank_));
+        return;
+      }
+      reads.push_back({slice_number, static_cast<std::uint32_t>(linear), entry.offset, entry.nbytes});
+    };
+    if (sharding.index_entries_addressable()) {
+      // No checksum: read only the entries the slice needs, in blocks of neighbours. Linear
+      // indices grow along the window's C order, so each block serves the cells after it.
+      const std::uint64_t last = coords_to_linear(inner.cell(slice.first + slice.count - 1), grid, rank_);
+      std::optional<codec::ShardIndex> block;
+      for (std::uint64_t i = slice.first; i < slice.first + slice.count; ++i) {
+        const std::uint64_t linear = coords_to_linear(inner.cell(i), grid, rank_);
+        if (!block || linear >= block->first() + block->size()) {
+          const std::uint64_t count = std::min(kEntryBlock, last - linear + 1);
+          codec::ByteBuffer stored(static_cast<std::size_t>(16 * count));
+          file->read_exact(sharding.index_entry_offset(linear, file->size()), stored);
+          bytes_read_ += stored.size();
+          block.emplace(sharding.decode_index_entries(std::move(stored), linear, file->size()));
+        }
+        take(i, *block);
+      }
+      return;
+    }
+    // A checksum covers the whole index: it is read whole, within the memory limit.
+    if (sharding.index_decode_nbytes() > memory_limit_)
+      throw_over_limit(fmt::format("the shard index ({} bytes, {} inner chunks)", sharding.index_nbytes(),
+                                   sharding.inner_chunk_count()),
+                       sharding.index_decode_nbytes(), memory_limit_);
+    codec::ByteBuffer index_bytes(static_cast<std::size_t>(sharding.index_nbytes()));
+    file->read_exact(sharding.index_offset(file->size()), index_bytes);
+    bytes_read_ += index_bytes.size();
+    const codec::ShardIndex index = sharding.decode_index(std::move(index_bytes), file->size());
+    for (std::uint64_t i = slice.first; i < slice.first + slice.count; ++i) take(i, index);
+  }
+
+  void read_inner_batch(unsigned worker, const GridWindow& shards, const std::vector<ShardSlice>& wave,
+                        std::span<const InnerRead> batch) {
+    const auto& sharding = *array_.sharding;
+    const auto& inner_chain = sharding.inner_chain();
+    const Extents grid = to_extents(sharding.chunks_per_shard());
+    const std::size_t inner_bytes = static_cast<std::size_t>(staged_bytes_);
+    // Room for stored bytes in this worker's share of the limit (at least one chunk's, checked).
+    const std::uint64_t share = memory_limit_ / workers_;
+    const std::uint64_t run_room = share > staged_bytes_ + scratch_bytes_ ? share - staged_bytes_ - scratch_bytes_ : 0;
     std::optional<StoreFile> file;
-    std::uint32_t open_shard = ~0u;
+    std::uint32_t open_slice = ~0u;
+    std::string open_key;
+    Extents origin{};
     std::size_t i = 0;
     while (i < batch.size()) {
-      const std::string& key = shard_keys_[batch[i].shard];
+      const std::string& key = slice_keys_[batch[i].slice];
       try {
-        if (batch[i].shard != open_shard) {
-          file = array_.store->open(key, settings_.o_direct);
-          if (!file) throw Error(ErrorKind::io, "shard disappeared while being read");
-          open_shard = batch[i].shard;
-        }
-        // Extend the run while the next inner chunk starts where this one ends.
-        std::size_t end = i + 1;
-        while (end < batch.size() && batch[end].shard == open_shard &&
-               batch[end].offset == batch[end - 1].offset + batch[end - 1].nbytes)
-          ++end;
-        std::uint64_t run_bytes = batch[end - 1].offset + batch[end - 1].nbytes - batch[i].offset;
-        auto& encoded = file_buffers_[worker];
-        encoded.resize(static_cast<std::size_t>(run_bytes));
-        file->read_exact(batch[i].offset, encoded);
-        bytes_read_ += run_bytes;
-        for (std::size_t k = i; k < end; ++k) {
-          auto piece = std::span<const std::byte>(encoded).subspan(
-              static_cast<std::size_t>(batch[k].offset - batch[i].offset), static_cast<std::size_t>(batch[k].nbytes));
-          auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
-          inner_chain.decode(piece, staging, scratch_[worker]);
-          sink_.place(worker, staging, batch[k].box);
-        }
-        i = end;
+        converting_bad_alloc([&] {
+          if (batch[i].slice != open_slice) {
+            if (key != open_key) {
+              file = array_.store->open(key, settings_.o_direct);
+              if (!file) throw Error(ErrorKind::io, "shard disappeared while being read");
+              open_key = key;
+            }
+            open_slice = batch[i].slice;
+            Extents coords = shards.cell(wave[open_slice].shard);
+            for (std::size_t d = 0; d < rank_; ++d) origin[d] = coords[d] * chunk_shape_[d];
+          }
+          check_chunk_memory(batch[i].nbytes);
+          // Extend the run while the next inner chunk starts where this one ends and the run
+          // stays within this worker's share of the memory limit.
+          std::size_t end = i + 1;
+          std::uint64_t run_bytes = batch[i].nbytes;
+          while (end < batch.size() && batch[end].slice == open_slice &&
+                 batch[end].offset == batch[end - 1].offset + batch[end - 1].nbytes &&
+                 run_bytes + batch[end].nbytes <= run_room) {
+            run_bytes += batch[end].nbytes;
+            ++end;
+          }
+          auto& encoded = file_buffers_[worker];
+          encoded.resize(static_cast<std::size_t>(run_bytes));
+          file->read_exact(batch[i].offset, encoded);
+          bytes_read_ += run_bytes;
+          for (std::size_t k = i; k < end; ++k) {
+            auto piece = std::span<const std::byte>(encoded).subspan(
+                static_cast<std::size_t>(batch[k].offset - batch[i].offset), static_cast<std::size_t>(batch[k].nbytes));
+            auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
+            try {
+              inner_chain.decode(piece, staging, scratch_[worker]);
+            } catch (const std::bad_alloc&) {
+              throw Error(ErrorKind::io, fmt::format("out of memory (inner chunk at offset {})", batch[k].offset));
+            }
+            const Extents local = linear_to_coords(batch[k].inner, grid, rank_);
+            sink_.place(worker, staging, box_of(local, origin, inner_shape_, region_, rank_));
+          }
+          i = end;
+        });
       } catch (const Error& e) {
         throw e.with_context(fmt::format("{} (shard {}, inner chunk at offset {})", (array_.path / key).string(), key,
                                          batch[i].offset));
@@ -274,10 +456,16 @@ class ReadJob {
   const Settings& settings_;
   const std::size_t rank_;
   const Extents chunk_shape_;
+  const std::uint64_t memory_limit_;
+  Extents inner_shape_{};
+  std::uint64_t staged_bytes_ = 0;   // a decoded chunk (an inner chunk for sharded arrays)
+  std::uint64_t scratch_bytes_ = 0;  // the chain's scratch for one
+  bool staged_identity_ = false;
+  unsigned workers_ = 1;
 
   std::vector<codec::Scratch> scratch_;
   std::vector<codec::ByteBuffer> file_buffers_;
-  std::vector<std::string> shard_keys_;
+  std::vector<std::string> slice_keys_;
   std::atomic<bool> failed_{false};
   std::mutex error_mutex_;
   std::exception_ptr error_;

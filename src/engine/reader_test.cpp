@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "store/array_writer.hpp"
+#include "engine/array_writer.hpp"
 #include "test_support.hpp"
 #include "zarrdirect/array.hpp"
 

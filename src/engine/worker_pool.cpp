@@ -54,6 +54,7 @@ WorkerPool& WorkerPool::shared() {
 
 void WorkerPool::run(unsigned workers, const std::function<void(unsigned)>& task) {
   if (workers == 0) return;
+  workers = std::min(workers, max_workers_);
   Call call;
   call.task = &task;
   call.pending = workers;

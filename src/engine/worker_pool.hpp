@@ -12,6 +12,10 @@
 #include <mutex>
 #include <sys/types.h>
 
+#include <algorithm>
+
+#include "zarrdirect/settings.hpp"
+
 namespace zarrdirect {
 
 class WorkerPool {
@@ -20,8 +24,9 @@ class WorkerPool {
   // threads do not exist there).
   static WorkerPool& shared();
 
-  // Runs task(w) for every w in [0, workers): w = 0 on the calling thread, the others on pool
-  // threads; returns when every one has returned, rethrowing the first exception a task threw.
+  // Runs task(w) for every w in [0, min(workers, max_workers())): w = 0 on the calling thread,
+  // the others on pool threads (a larger request is clamped, so callers size per-worker state
+  // from the clamped count); returns when every one has returned, rethrowing the first exception a task threw.
   // Several calls may run at once (from several threads, or from inside a task): a thread is
   // started whenever a task would otherwise wait for an idle one, so tasks never wait on each
   // other's threads.
@@ -30,7 +35,11 @@ class WorkerPool {
   // Threads started so far (for tests).
   std::size_t threads() const;
 
-  WorkerPool() = default;
+  // The most workers one run() gets: every caller's tasks pull work from a shared counter, so
+  // fewer workers only means less parallelism, never lost work.
+  unsigned max_workers() const { return max_workers_; }
+
+  explicit WorkerPool(unsigned max_workers = kMaxReaderThreads) : max_workers_(std::max(1u, max_workers)) {}
   // Stops the pool's threads once they are idle; no call may be running.
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
@@ -51,6 +60,7 @@ class WorkerPool {
   std::deque<Job> queue_;
   std::size_t threads_ = 0;
   std::size_t idle_ = 0;
+  const unsigned max_workers_;
 };
 
 }  // namespace zarrdirect

@@ -29,6 +29,20 @@ TEST(WorkerPool, RunsEveryWorkerIndexOnceWithTheFirstOnTheCaller) {
   }
 }
 
+TEST(WorkerPool, RequestsAboveTheCapAreClamped) {
+  WorkerPool pool(3);
+  EXPECT_EQ(pool.max_workers(), 3u);
+  std::mutex mutex;
+  std::set<unsigned> seen;
+  pool.run(1000, [&](unsigned w) {
+    std::lock_guard lock(mutex);
+    seen.insert(w);
+  });
+  EXPECT_EQ(seen, (std::set<unsigned>{0, 1, 2}));
+  EXPECT_LE(pool.threads(), 2u);
+  EXPECT_EQ(WorkerPool::shared().max_workers(), kMaxReaderThreads);
+}
+
 TEST(WorkerPool, ZeroWorkersRunNothing) {
   WorkerPool pool;
   bool ran = false;

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "codec/transpose.hpp"
+#include "util/box_copy.hpp"
 #include "zarrdirect/error.hpp"
 
 namespace zarrdirect {
@@ -79,11 +79,23 @@ std::vector<std::byte> NpyArray::native_c_order() const {
   std::vector<std::byte> out = data;
   if (order != native_byte_order()) byteswap_in_place(out.data(), out.size() / dtype.size, dtype);
   if (fortran_order && shape.size() > 1) {
-    std::vector<std::uint64_t> reversed(shape.rbegin(), shape.rend());
-    std::vector<std::size_t> order_axes;
-    for (std::size_t d = shape.size(); d-- > 0;) order_axes.push_back(d);
+    // Fortran order is C order of the reversed shape: copy that "chunk" whole into a C-order
+    // destination whose strides are the reversed C strides of `shape`.
+    const std::size_t rank = shape.size();
+    if (rank > kMaxRank) throw Error(ErrorKind::unsupported, fmt::format(".npy array of {} dimensions", rank));
     std::vector<std::byte> c_order(out.size());
-    codec::permute_axes(out.data(), reversed, order_axes, dtype.size, c_order.data());
+    DestinationLayout c_layout = DestinationLayout::contiguous(c_order.data(), shape, dtype.size);
+    DestinationLayout reversed;
+    reversed.data = c_order.data();
+    reversed.rank = rank;
+    reversed.element_size = dtype.size;
+    ChunkBox box;
+    box.rank = rank;
+    for (std::size_t k = 0; k < rank; ++k) {
+      reversed.shape[k] = box.chunk_shape[k] = box.extent[k] = shape[rank - 1 - k];
+      reversed.byte_strides[k] = c_layout.byte_strides[rank - 1 - k];
+    }
+    copy_box_to_host(out.data(), box, reversed);
     return c_order;
   }
   return out;

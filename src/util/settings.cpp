@@ -5,6 +5,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "zarrdirect/error.hpp"
@@ -51,14 +53,30 @@ Settings Settings::from_environment() {
   unsigned o_direct = settings.o_direct ? 1 : 0;
   read_number("ZARRDIRECT_O_DIRECT", o_direct);
   settings.o_direct = o_direct != 0;
+  std::size_t memory_mb = settings.memory_limit_bytes >> 20;
+  read_number("ZARRDIRECT_MEMORY_LIMIT_MB", memory_mb);
+  if (memory_mb > (SIZE_MAX >> 20))
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("environment variable ZARRDIRECT_MEMORY_LIMIT_MB={} is out of range", memory_mb));
+  settings.memory_limit_bytes = memory_mb << 20;
   if (const char* path = std::getenv("ZARRDIRECT_IO_PATH"); path && *path) settings.io_path = parse_io_path(path);
   return settings;
 }
 
 unsigned Settings::effective_threads() const {
-  if (threads > 0) return threads;
+  if (threads > 0) return std::min(threads, kMaxReaderThreads);
   // Reads wait on the disk as much as on the CPU: at least 4 threads even on small machines.
-  return std::max(4u, std::thread::hardware_concurrency());
+  return std::min(std::max(4u, std::thread::hardware_concurrency()), kMaxReaderThreads);
+}
+
+std::size_t Settings::effective_memory_limit() const {
+  if (memory_limit_bytes > 0) return memory_limit_bytes;
+  constexpr std::size_t kFloor = std::size_t{256} << 20;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return kFloor;
+  const auto physical = static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page_size);
+  return std::max<std::size_t>(kFloor, static_cast<std::size_t>(std::min<unsigned long long>(physical / 2, SIZE_MAX)));
 }
 
 }  // namespace zarrdirect

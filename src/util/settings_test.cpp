@@ -61,5 +61,34 @@ TEST(Settings, ZeroThreadsMeansAtLeastFour) {
   EXPECT_GE(settings.effective_threads(), 4u);
 }
 
+TEST(Settings, ThreadRequestsAboveTheCapAreClamped) {
+  Settings settings;
+  settings.threads = 100000;
+  EXPECT_EQ(settings.effective_threads(), kMaxReaderThreads);
+  settings.threads = 0;
+  EXPECT_LE(settings.effective_threads(), kMaxReaderThreads);
+}
+
+TEST(Settings, MemoryLimitFromTheEnvironmentAndItsDefault) {
+  Settings defaults;
+  EXPECT_EQ(defaults.memory_limit_bytes, 0u);
+  EXPECT_GE(defaults.effective_memory_limit(), std::size_t{256} << 20);
+  {
+    ScopedEnv limit("ZARRDIRECT_MEMORY_LIMIT_MB", "12");
+    Settings settings = Settings::from_environment();
+    EXPECT_EQ(settings.memory_limit_bytes, std::size_t{12} << 20);
+    EXPECT_EQ(settings.effective_memory_limit(), std::size_t{12} << 20);
+  }
+  for (const char* text : {"lots", "18446744073709551615"}) {
+    ScopedEnv limit("ZARRDIRECT_MEMORY_LIMIT_MB", text);
+    try {
+      Settings::from_environment();
+      ADD_FAILURE() << text << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("ZARRDIRECT_MEMORY_LIMIT_MB"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zarrdirect

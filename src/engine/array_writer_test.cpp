@@ -1,4 +1,4 @@
-#include "store/array_writer.hpp"
+#include "engine/array_writer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,56 +1,9 @@
-#include "engine/layout.hpp"
+#include "util/box_copy.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 namespace zarrdirect {
-
-std::uint64_t ChunkBox::num_elements() const {
-  std::uint64_t n = 1;
-  for (std::size_t d = 0; d < rank; ++d) n *= extent[d];
-  return n;
-}
-
-bool ChunkBox::covers_chunk() const {
-  for (std::size_t d = 0; d < rank; ++d)
-    if (offset_in_chunk[d] != 0 || extent[d] != chunk_shape[d]) return false;
-  return true;
-}
-
-DestinationLayout DestinationLayout::contiguous(std::byte* data, std::span<const std::uint64_t> shape,
-                                                std::size_t element_size) {
-  DestinationLayout layout;
-  layout.data = data;
-  layout.rank = shape.size();
-  layout.element_size = element_size;
-  std::int64_t stride = static_cast<std::int64_t>(element_size);
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    layout.shape[d] = shape[d];
-    layout.byte_strides[d] = stride;
-    stride *= static_cast<std::int64_t>(shape[d]);
-  }
-  return layout;
-}
-
-std::byte* DestinationLayout::address_of(const Extents& offset) const {
-  std::int64_t byte_offset = 0;
-  for (std::size_t d = 0; d < rank; ++d) byte_offset += static_cast<std::int64_t>(offset[d]) * byte_strides[d];
-  return data + byte_offset;
-}
-
-bool DestinationLayout::box_is_contiguous(const ChunkBox& box) const {
-  // Contiguous when, going outward from the last dimension, each stride is the packed one and
-  // only the outermost dimension that is not of extent 1 may be partial.
-  std::int64_t packed = static_cast<std::int64_t>(element_size);
-  bool partial_seen = false;
-  for (std::size_t d = rank; d-- > 0;) {
-    if (box.extent[d] == 1) continue;
-    if (partial_seen || byte_strides[d] != packed) return false;
-    if (box.extent[d] != shape[d]) partial_seen = true;
-    packed *= static_cast<std::int64_t>(shape[d]);
-  }
-  return true;
-}
 
 namespace {
 
@@ -65,9 +18,7 @@ void for_each_row(const ChunkBox& box, const DestinationLayout& dest, Row&& run)
   }
   for (std::size_t d = 0; d < rank; ++d)
     if (box.extent[d] == 0) return;
-  Extents chunk_strides{};
-  chunk_strides[rank - 1] = 1;
-  for (std::size_t d = rank - 1; d-- > 0;) chunk_strides[d] = chunk_strides[d + 1] * box.chunk_shape[d + 1];
+  const Extents chunk_strides = c_order_strides(box.chunk_shape, rank);
   Extents index{};
   std::byte* out = dest.address_of(box.offset_in_dest);
   std::uint64_t in = 0;

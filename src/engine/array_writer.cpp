@@ -1,4 +1,4 @@
-#include "store/array_writer.hpp"
+#include "engine/array_writer.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +10,8 @@
 #include <fmt/format.h>
 
 #include "codec/codec.hpp"
-#include "engine/layout.hpp"
+#include "util/box_copy.hpp"
+#include "util/geometry.hpp"
 #include "zarrdirect/error.hpp"
 #include "zarrdirect/metadata.hpp"
 
@@ -50,12 +51,7 @@ void write_array(const std::filesystem::path& path, const nlohmann::json& metada
   DestinationLayout source_layout = DestinationLayout::contiguous(const_cast<std::byte*>(data.data()), metadata.shape, element);
 
   auto write_chunk = [&](std::uint64_t linear, std::vector<std::byte>& chunk) {
-    std::vector<std::uint64_t> coords(rank);
-    std::uint64_t rest = linear;
-    for (std::size_t d = rank; d-- > 0;) {
-      coords[d] = rest % grid[d];
-      rest /= grid[d];
-    }
+    const Extents coords = linear_to_coords(linear, to_extents(grid), rank);
     // Edge chunks are stored full size; the part outside the array holds the fill value.
     for (std::size_t i = 0; i < chunk.size(); i += element)
       std::copy(metadata.fill_value.begin(), metadata.fill_value.end(), chunk.begin() + static_cast<std::ptrdiff_t>(i));
@@ -77,7 +73,7 @@ void write_array(const std::filesystem::path& path, const nlohmann::json& metada
       if (all_fill) return;
     }
     auto encoded = chain.encode(chunk);
-    write_file(path / metadata.chunk_key_encoding.key(coords), encoded);
+    write_file(path / metadata.chunk_key_encoding.key(std::span(coords.data(), rank)), encoded);
   };
 
   // Chunks are independent: encode and write them on all cores.

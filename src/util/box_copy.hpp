@@ -1,0 +1,14 @@
+// Moving the elements of a box between a C-order chunk and a strided array on the host.
+#pragma once
+
+#include "util/geometry.hpp"
+
+namespace zarrdirect {
+
+// Copies the box's elements from a decoded chunk (C order, box.chunk_shape) into the destination.
+void copy_box_to_host(const std::byte* chunk, const ChunkBox& box, const DestinationLayout& dest);
+
+// Writes `fill` (one element) over the box's place in the destination.
+void fill_box_on_host(const std::byte* fill, const ChunkBox& box, const DestinationLayout& dest);
+
+}  // namespace zarrdirect
