@@ -328,6 +328,10 @@ TEST_F(Cli, EveryUsageErrorExitsTwo) {
     EXPECT_EQ(result.exit_code, 2) << arguments << "\n" << result.output;
   }
   EXPECT_FALSE(fs::exists(dir / "s"));
+  // Each says what is wrong on one line, whatever the argument held.
+  expect_usage_line(cli("read " + a + " --no-such-option"), {"--no-such-option", "--help"});
+  expect_usage_line(cli("read " + a + " '\x1b[2Jbad\nline'"), {"\\x1b[2Jbad\\nline"});
+  expect_usage_line(cli("read"), {"path", "--help"});
   // Found once the target is open: one "error:" line, exit 2.
   expect_usage_line(cli("info"), {"PATH", "--system"});
   expect_usage_line(cli("info --system " + a), {"PATH", "--system"});

@@ -1,7 +1,7 @@
 // zarrdirect: inspect and read Zarr arrays into host or GPU memory.
 //
-// Exit codes: 0 success; 1 any data, metadata or I/O error ("error: ..." on stderr); 2 usage
-// (CLI11's own message, or "error: ..." for a usage error found once the target is open).
+// Exit codes: 0 success; 1 any data, metadata or I/O error; 2 usage. Either way one "error: ..."
+// line on stderr.
 // Every "error:" line is one line: what the library or the file system says is escaped and
 // shortened first (cli/printable.hpp), since it quotes names and metadata from the data.
 #include <csignal>
@@ -49,8 +49,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // --help and --version print what was asked and succeed; a mistake is one "error:" line
+    // (CLI11 quotes the argument given, which may hold anything).
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    return report(fmt::format("{} (see zarrdirect --help)", e.what()), 2);
   }
   try {
     for (auto* sub : app.get_subcommands()) return runs.at(sub)();
