@@ -120,6 +120,16 @@ struct WriteStats {
   unsigned threads = 0;
 };
 
+// What of an array's chunk grid is stored, counted as a read would find it: only keys of the
+// chunk grid (shards, for a sharded array), each opened through the store's checked path, so a
+// link out of the folder or a stray file is not counted as data.
+struct StorageSummary {
+  std::uint64_t chunks_total = 0;    // positions in the chunk grid
+  std::uint64_t chunks_stored = 0;   // of those, with a regular file beneath the array folder
+  std::uint64_t bytes_stored = 0;    // the sizes of those files together
+  std::uint64_t chunks_refused = 0;  // keys present that a read refuses (a link out, not a file)
+};
+
 class Array {
  public:
   // Opens the array in folder `path` (v2 or v3, detected from its metadata file).
@@ -160,6 +170,11 @@ class Array {
   // Safe to call from several threads at once; runs on the shared worker pool.
   WriteStats write(const Region& region, const Source& source, const WriteSettings& options = {},
                    const Settings& settings = Settings::from_environment()) const;
+
+  // Lists the array folder (never reading outside it) and opens each chunk key found to take
+  // its size; keys are taken from the listing, so a sparse grid of billions costs what is
+  // stored. Error(io) when the folder cannot be opened. Safe from any thread.
+  StorageSummary storage_summary() const;
 
   struct Impl;
 

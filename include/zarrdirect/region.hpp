@@ -2,7 +2,8 @@
 //
 // A Region holds one half-open [start, stop) range per dimension. An empty Region means the
 // whole array. Regions are written on the command line NumPy-style: "0:10,:,5:6" (steps are not
-// supported; a bare index "5" keeps the dimension with extent 1).
+// supported; a bare index "5" keeps the dimension with extent 1; one "..." stands for as many
+// whole dimensions as the others leave: "...,0:8" is the last axis' first 8).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,7 @@ Region full_region(std::span<const std::uint64_t> shape);
 // array. Throws Error(invalid_argument) naming the dimension when a range is out of bounds.
 Region resolve_region(const Region& region, std::span<const std::uint64_t> shape);
 
-// Parses "0:10,:,5" against `shape`; negative numbers count from the end as in NumPy.
+// Parses "0:10,:,5" or "5,...,:2" against `shape`; negative numbers count from the end as in NumPy.
 Region parse_region(std::string_view text, std::span<const std::uint64_t> shape);
 
 std::vector<std::uint64_t> region_shape(const Region& region);

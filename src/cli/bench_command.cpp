@@ -16,12 +16,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/open_target.hpp"
+#include "cli/options.hpp"
 #include "zarrdirect/array.hpp"
 
 namespace zarrdirect::cli {
-
-Device parse_device(const std::string& text);
-Settings settings_from(unsigned threads, const std::string& io_path, bool o_direct);
 
 namespace {
 
@@ -65,7 +63,7 @@ Run add_bench_command(CLI::App& app) {
   sub->add_option("--device", options->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda", "gpu"}));
   sub->add_option("--repeat", options->repeat, "Runs (default 5)")->check(CLI::Range(1u, 1000u));
   sub->add_flag("--cold", options->cold, "Evict the array from the page cache before each run");
-  sub->add_option("--threads", options->threads, "Reader threads");
+  sub->add_option("--threads", options->threads, "Reader threads")->check(CLI::Range(1u, 1024u));
   sub->add_option("--io-path", options->io_path, "auto, gds or staged")->check(CLI::IsMember({"auto", "gds", "staged"}));
   sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
   sub->add_flag("--json", options->json, "One JSON line with every run");
@@ -73,12 +71,10 @@ Run add_bench_command(CLI::App& app) {
   sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group");
   return [options]() {
     Array array = open_target(options->path, options->level);
-    Region region = parse_region(options->region, array.metadata().shape);
+    Region region = parse_region_option(options->region, array.metadata().shape);
     Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
     Device device = parse_device(options->device);
-    // The read checks the region and its size; a whole-array region is resolved here for the size.
-    std::uint64_t nbytes = array.metadata().dtype.size;
-    for (auto extent : region_shape(resolve_region(region, array.metadata().shape))) nbytes *= extent;
+    const std::uint64_t nbytes = region_nbytes(region, array.metadata().dtype);
     Buffer reused;
     if (!options->fresh_output) reused = Buffer::allocate(device, static_cast<std::size_t>(nbytes));
     std::vector<double> rates;
@@ -106,7 +102,7 @@ Run add_bench_command(CLI::App& app) {
                             {"gbps", rates}, {"median_gbps", median}, {"best_gbps", sorted.back()},
                             {"io_path", stats.io_path}, {"threads", stats.threads}, {"fresh_output", options->fresh_output}, {"bytes_read", stats.bytes_read},
                             {"bytes_out", stats.bytes_out}};
-      fmt::print("{}\n", doc.dump());
+      fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     } else {
       fmt::print("median {:.2f} GB/s, best {:.2f} GB/s over {} runs ({})\n", median, sorted.back(), rates.size(),
                  options->cold ? "cold cache" : "warm cache");

@@ -3,12 +3,20 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 
 #include <CLI/CLI.hpp>
 
 namespace zarrdirect::cli {
 
 using Run = std::function<int()>;
+
+// A command line that asks for something impossible (a malformed --region, a --level the image
+// lacks, an output format not written): main prints "error: ..." and exits 2, not 1.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 Run add_info_command(CLI::App& app);
 Run add_read_command(CLI::App& app);

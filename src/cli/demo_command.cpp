@@ -2,10 +2,13 @@
 // into the GPU when there is one (host memory otherwise), says which, and checks every value.
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/printable.hpp"
+#include "cli/replace_folder.hpp"
 #include "cli/sample.hpp"
 #include "zarrdirect/array.hpp"
 
@@ -23,30 +26,40 @@ Run add_demo_command(CLI::App& app) {
       ->check(CLI::IsMember({"none", "zstd", "gzip", "blosc", "sharded"}));
   return [options]() {
     const std::vector<std::uint64_t> shape{128, 256, 256}, chunks{64, 64, 64};
-    bool write = !std::filesystem::exists(std::filesystem::path(options->path) / "zarr.json");
+    // Reuse the sample only when this version's generator wrote it; rewrite an older one
+    // (removed completely first), and never touch anything that is not a sample.
+    const Occupant occupant = inspect_path(options->path);
+    bool write = occupant.kind == Occupant::Kind::nothing || occupant.kind == Occupant::Kind::empty_folder;
     if (!write) {
-      // Reuse the sample only when this version's generator wrote it; rewrite an older one, and
-      // never overwrite an array that is not a sample.
-      const Array existing = Array::open(options->path);
-      const auto& attributes = existing.metadata().attributes;
+      const auto not_the_sample = [&](const std::string& what) {
+        return Error(ErrorKind::invalid_argument,
+                     fmt::format("{} holds {}, not zarrdirect's sample: give the demo another path",
+                                 printable_line(options->path), what));
+      };
+      if (occupant.kind != Occupant::Kind::zarr_node) throw not_the_sample(occupant.description);
+      std::optional<Array> existing;
+      try {
+        existing = Array::open(options->path);
+      } catch (const Error&) {
+        throw not_the_sample(occupant.description);
+      }
+      const auto& attributes = existing->metadata().attributes;
       const auto description = attributes.find("description");
-      if (description == attributes.end() || *description != kSampleDescription)
-        throw Error(ErrorKind::invalid_argument,
-                    fmt::format("{} holds an array that is not zarrdirect's sample: give the demo another path",
-                                options->path));
+      if (description == attributes.end() || *description != kSampleDescription) throw not_the_sample("an array");
       const auto version = attributes.find("zarrdirect_sample_version");
       write = version == attributes.end() || *version != kSampleVersion;
+      if (write) prepare_new_array(options->path, /*overwrite=*/true);
     }
     if (write) {
       write_sample(options->path, shape, chunks, options->codec);
-      fmt::print("wrote the sample to {}\n", options->path);
+      fmt::print("wrote the sample to {}\n", printable_line(options->path));
     }
     Array array = Array::open(options->path);
     Device device = cuda_available() ? Device::cuda : Device::cpu;
     auto start = std::chrono::steady_clock::now();
     NDArray result = array.read({}, device);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("{} [{}] {} ({} codecs) into {} in {:.1f} ms ({:.2f} GB/s)\n", options->path,
+    fmt::print("{} [{}] {} ({} codecs) into {} in {:.1f} ms ({:.2f} GB/s)\n", printable_line(options->path),
                fmt::join(result.shape(), ", "), result.dtype().name(), array.metadata().codecs.size(),
                device == Device::cuda ? "GPU memory (CUDA device found)" : "host memory (no CUDA device found)",
                seconds * 1e3, static_cast<double>(result.nbytes()) / seconds / 1e9);

@@ -1,14 +1,19 @@
-#include <chrono>
-#include <cstdio>
+// `zarrdirect read PATH`: one read, timed; with --output the result as a .npy file, written
+// beside the target and renamed over it only when complete (zarrdirect::write_npy).
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/open_target.hpp"
+#include "cli/options.hpp"
 #include "cli/progress.hpp"
-#include "zarrdirect/npy.hpp"
 #include "zarrdirect/array.hpp"
+#include "zarrdirect/npy.hpp"
 
 namespace zarrdirect::cli {
 namespace {
@@ -27,47 +32,36 @@ struct ReadOptions {
 
 }  // namespace
 
-Device parse_device(const std::string& text) {
-  if (text == "cpu") return Device::cpu;
-  if (text == "cuda" || text == "gpu") return Device::cuda;
-  throw Error(ErrorKind::invalid_argument, fmt::format("--device {}: expected cpu or cuda", text));
-}
-
-Settings settings_from(unsigned threads, const std::string& io_path, bool o_direct) {
-  Settings settings = Settings::from_environment();
-  if (threads) settings.threads = threads;
-  if (!io_path.empty()) settings.io_path = parse_io_path(io_path);
-  if (o_direct) settings.o_direct = true;
-  return settings;
-}
-
 Run add_read_command(CLI::App& app) {
   auto options = std::make_shared<ReadOptions>();
   auto* sub = app.add_subcommand("read", "Read an array or a region into host or GPU memory");
-  sub->add_option("path", options->path, "Array folder")->required();
-  sub->add_option("--region", options->region, "NumPy-style region, e.g. 0:10,:,5");
+  sub->add_option("path", options->path, "Array folder, or an OME-Zarr group with --level")->required();
+  sub->add_option("--region", options->region, "NumPy-style region, e.g. 0:10,:,5 or ...,0:8");
   sub->add_option("--device", options->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda", "gpu"}));
   sub->add_option("--output,-o", options->output, "Write the result as a .npy file");
-  sub->add_option("--threads", options->threads, "Reader threads (default: one per core, at least 4)");
+  sub->add_option("--threads", options->threads, "Reader threads (default: one per core, at least 4)")
+      ->check(CLI::Range(1u, 1024u));
   sub->add_option("--io-path", options->io_path, "auto, gds or staged")->check(CLI::IsMember({"auto", "gds", "staged"}));
   sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
   sub->add_flag("--quiet,-q", options->quiet, "No progress display");
   sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group (0: full resolution)");
   return [options]() {
+    // The options are checked before the read, not after a long one.
+    if (!options->output.empty()) check_output_option(options->output);
+    const Device device = parse_device(options->device);
     Array array = open_target(options->path, options->level);
-    Region region = parse_region(options->region, array.metadata().shape);
+    Region region = parse_region_option(options->region, array.metadata().shape);
     Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
-    Device device = parse_device(options->device);
-    ProgressBar bar(!options->quiet && isatty(STDERR_FILENO));
+    ProgressBar bar(!options->quiet && isatty(STDERR_FILENO), region_nbytes(region, array.metadata().dtype));
     settings.progress = bar.callback();
     auto start = std::chrono::steady_clock::now();
     NDArray result = array.read(region, device, settings);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     bar.clear();
     fmt::print(stderr, "read [{}] {} into {} memory ({} path, {} threads): {:.1f} MiB in {:.2f} ms, {:.2f} GB/s\n",
-               fmt::join(result.shape(), ", "), result.dtype().name(), to_string(device), result.stats().io_path,
-               result.stats().threads, static_cast<double>(result.nbytes()) / (1 << 20), seconds * 1e3,
-               static_cast<double>(result.nbytes()) / seconds / 1e9);
+               fmt::join(result.shape(), ", "), result.dtype().name(), device == Device::cuda ? "GPU" : "host",
+               result.stats().io_path, result.stats().threads, static_cast<double>(result.nbytes()) / (1 << 20),
+               seconds * 1e3, static_cast<double>(result.nbytes()) / seconds / 1e9);
     if (!options->output.empty()) {
       std::vector<std::byte> host = copy_to_host(result);
       write_npy(options->output, result.dtype(), result.shape(), host);

@@ -26,7 +26,7 @@ namespace zarrdirect {
 namespace {
 
 [[noreturn]] void no_device(std::string_view what) {
-  throw Error(ErrorKind::cuda, fmt::format("{}: no usable CUDA device ({}); read to Device::cpu instead", what,
+  throw Error(ErrorKind::cuda, fmt::format("{}: no usable CUDA device ({}); read into host memory instead", what,
                                            cuda::cuda_unavailable_reason()));
 }
 

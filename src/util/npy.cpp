@@ -8,12 +8,20 @@
 #include <fmt/format.h>
 
 #include "util/box_copy.hpp"
+#include "util/output_file.hpp"
 #include "zarrdirect/error.hpp"
 
 namespace zarrdirect {
 
 void write_npy(const std::filesystem::path& path, const DataType& dtype, std::span<const std::uint64_t> shape,
                std::span<const std::byte> data) {
+  // Checked before anything is created: a mismatch would write a file numpy.load refuses.
+  std::uint64_t expected = dtype.size;
+  for (auto extent : shape) expected = extent == 0 || expected <= UINT64_MAX / extent ? expected * extent : UINT64_MAX;
+  if (expected != data.size())
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("{}: {} bytes of data for shape ({}) of {}", path.string(), data.size(),
+                            fmt::join(shape, ", "), dtype.name()));
   // NumPy's tuple syntax: "()", "(5,)", "(2, 3)".
   std::string shape_text = shape.size() == 1 ? fmt::format("({},)", shape[0]) : fmt::format("({})", fmt::join(shape, ", "));
   std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
@@ -22,16 +30,17 @@ void write_npy(const std::filesystem::path& path, const DataType& dtype, std::sp
   std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(ErrorKind::io, fmt::format("{}: cannot create", path.string()));
+  // Written beside the target and renamed over it when complete: a failure (full disk, size
+  // limit) leaves an existing file as it was, and never a truncated .npy under its name.
+  OutputFile out(path);
   const char magic[] = "\x93NUMPY\x01\x00";
-  out.write(magic, 8);
   auto length = static_cast<std::uint16_t>(header.size());
-  char length_bytes[2] = {static_cast<char>(length & 0xff), static_cast<char>(length >> 8)};
-  out.write(length_bytes, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  if (!out) throw Error(ErrorKind::io, fmt::format("{}: write failed", path.string()));
+  const char length_bytes[2] = {static_cast<char>(length & 0xff), static_cast<char>(length >> 8)};
+  out.write(std::as_bytes(std::span(magic, 8)));
+  out.write(std::as_bytes(std::span(length_bytes)));
+  out.write(std::as_bytes(std::span(header)));
+  out.write(data);
+  out.commit();
 }
 
 NpyArray read_npy(const std::filesystem::path& path) {

@@ -1,5 +1,6 @@
 #include "zarrdirect/region.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -60,14 +61,36 @@ Region resolve_region(const Region& region, std::span<const std::uint64_t> shape
   return region;
 }
 
+namespace {
+
+// The comma-separated items of a region, trimmed, with an Ellipsis ("...") replaced by as many
+// ":" as the dimensions the other items leave, as NumPy does; at most one Ellipsis.
+std::vector<std::string_view> region_items(std::string_view text, std::size_t rank) {
+  std::vector<std::string_view> items;
+  while (true) {
+    auto comma = text.find(',');
+    items.push_back(trim(text.substr(0, comma)));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  auto ellipsis = std::find(items.begin(), items.end(), "...");
+  if (ellipsis == items.end()) return items;
+  if (std::find(ellipsis + 1, items.end(), "...") != items.end()) bad_region("only one \"...\" is allowed");
+  const std::size_t named = items.size() - 1;
+  if (named > rank) bad_region(fmt::format("more dimensions than the array's {}", rank));
+  ellipsis = items.erase(ellipsis);
+  items.insert(ellipsis, rank - named, ":");
+  return items;
+}
+
+}  // namespace
+
 Region parse_region(std::string_view text, std::span<const std::uint64_t> shape) {
   Region region;
   text = trim(text);
   if (text.empty()) return full_region(shape);
   std::size_t dim = 0;
-  while (true) {
-    auto comma = text.find(',');
-    std::string_view item = trim(text.substr(0, comma));
+  for (std::string_view item : region_items(text, shape.size())) {
     if (dim >= shape.size())
       bad_region(fmt::format("more dimensions than the array's {}", shape.size()));
     std::uint64_t extent = shape[dim];
@@ -88,8 +111,6 @@ Region parse_region(std::string_view text, std::span<const std::uint64_t> shape)
       region.push_back({start, std::max(start, stop)});
     }
     ++dim;
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
   }
   // Dimensions not named are taken whole, as NumPy does.
   for (; dim < shape.size(); ++dim) region.push_back({0, shape[dim]});

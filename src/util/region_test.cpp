@@ -69,6 +69,25 @@ TEST(ParseRegion, BareIndexOutOfRangeIsAnError) {
   message_of("-9223372036854775808", shape3);
 }
 
+TEST(ParseRegion, EllipsisStandsForTheDimensionsLeft) {
+  EXPECT_EQ(parse_region("...", shape3), (Region{{0, 20}, {0, 30}, {0, 40}}));
+  EXPECT_EQ(parse_region("...,5", shape3), (Region{{0, 20}, {0, 30}, {5, 6}}));
+  EXPECT_EQ(parse_region("1:3, ... ,-2:", shape3), (Region{{1, 3}, {0, 30}, {38, 40}}));
+  EXPECT_EQ(parse_region("1,2,...", shape3), (Region{{1, 2}, {2, 3}, {0, 40}}));
+  EXPECT_EQ(parse_region("1,2,3,...", shape3), (Region{{1, 2}, {2, 3}, {3, 4}}));  // stands for none
+  EXPECT_EQ(parse_region("...", std::vector<std::uint64_t>{}), Region{});             // 0-d
+  // The indices around it keep their dimensions' bounds checks.
+  EXPECT_NE(message_of("...,40", shape3).find("dimension 2"), std::string::npos);
+}
+
+TEST(ParseRegion, EllipsisMisuseIsRefused) {
+  EXPECT_NE(message_of("...,1,...", shape3).find("only one"), std::string::npos);
+  EXPECT_NE(message_of("1,2,3,4,...", shape3).find("more dimensions"), std::string::npos);
+  message_of("..", shape3);
+  message_of("....", shape3);
+  message_of("1...", shape3);
+}
+
 TEST(ParseRegion, StepsAreRefused) {
   EXPECT_NE(message_of("0:10:2", shape3).find("steps"), std::string::npos);
   EXPECT_NE(message_of(":,::-1", shape3).find("steps"), std::string::npos);

@@ -1,0 +1,30 @@
+// Options shared by the commands that read (read, bench), turned into library values. Mistakes
+// in them are UsageError (exit 2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "zarrdirect/array.hpp"
+
+namespace zarrdirect::cli {
+
+// "cpu", or "cuda"/"gpu" when a CUDA device is usable (Error(cuda) saying to use cpu if not).
+Device parse_device(const std::string& text);
+
+// The environment's settings (ZARRDIRECT_*) with the command line's on top.
+Settings settings_from(unsigned threads, const std::string& io_path, bool o_direct);
+
+// --region against the array's shape: NumPy syntax with "..." (zarrdirect/region.hpp). Any
+// fault in it, syntax or bounds, is UsageError naming the dimension.
+Region parse_region_option(const std::string& text, const std::vector<std::uint64_t>& shape);
+
+// --output must name a .npy file (the one format written), unless it names an existing device
+// or FIFO (/dev/stdout, a pipe), which takes the .npy bytes as they are. UsageError otherwise.
+void check_output_option(const std::string& output);
+
+// Bytes of `region` read as `dtype` (saturating: the read itself refuses what does not fit).
+std::uint64_t region_nbytes(const Region& region, const DataType& dtype);
+
+}  // namespace zarrdirect::cli
