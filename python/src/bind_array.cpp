@@ -13,6 +13,7 @@
 #include "cuda_runtime.hpp"
 #include "device_array.hpp"
 #include "interruptible.hpp"
+#include "zarrdirect/describe.hpp"
 
 namespace py = pybind11;
 
@@ -112,6 +113,21 @@ void bind_array(py::module_& module) {
           },
           py::arg("path"))
       .def_property_readonly("path", [](const Array& self) { return self.path().string(); })
+      // The schema of `zarrdirect info --json` (zarrdirect/describe.hpp); lists the folder.
+      .def("describe",
+           [](const Array& self) {
+             nlohmann::json doc;
+             {
+               py::gil_scoped_release unlocked;
+               doc = describe(self);
+             }
+             return to_python(doc);
+           })
+      .def("bytes_stored",
+           [](const Array& self) {
+             py::gil_scoped_release unlocked;
+             return self.storage_summary().bytes_stored;
+           })
       .def_property_readonly("metadata", [](const Array& self) { return to_python(describe_metadata(self.metadata())); })
       .def_property_readonly("fill_value_bytes",
                              [](const Array& self) {

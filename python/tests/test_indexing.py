@@ -81,5 +81,20 @@ def test_numpy_protocol_and_metadata(array: zarrdirect.Array) -> None:
     assert array.dtype == np.dtype(np.int32) and array.nbytes == DATA.nbytes
     assert array.zarr_format == 2 and array.fill_value == 0 and isinstance(array.fill_value, np.int32)
     info = array.info
-    assert info["num_chunks"] == 3 * 3 * 3 and info["dtype"] == "int32" and info["path"] == array.path
+    assert info["chunks_total"] == 3 * 3 * 3 and info["dtype"] == "int32" and info["path"] == array.path
+    assert info["chunks_stored"] == 3 * 3 * 3 and array.nbytes_stored == info["bytes_stored"] > 0
     assert "zarr.Array" not in repr(array) and "shape=(7, 9, 11)" in repr(array)
+
+
+def test_info_is_the_clis_json(array: zarrdirect.Array) -> None:
+    """One schema for both front ends: Array.info equals `zarrdirect info --json`."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    cli = Path(zarrdirect.__file__).resolve().parents[2] / "zarrdirect"
+    if not cli.exists():
+        pytest.skip("the CLI is not beside this package (an installed package has none)")
+    printed = json.loads(subprocess.run([str(cli), "info", "--json", array.path], check=True,
+                                        capture_output=True, text=True).stdout)
+    assert printed == array.info

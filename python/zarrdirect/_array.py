@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import os
 from typing import Any
 
@@ -95,10 +94,17 @@ class Array:
 
     @property
     def info(self) -> dict:
-        """Everything zarrdirect knows about the array, JSON-friendly (for logs and debugging)."""
-        info = {key: copy.deepcopy(value) for key, value in self._metadata.items() if key != "attributes"}
-        info.update(path=self.path, dtype=str(self._dtype), nbytes=self.nbytes)
-        return info
+        """Everything zarrdirect knows about the array, JSON-friendly: the same schema (and values)
+        as `zarrdirect info --json` (path, zarr_format, node_type, shape, dtype, chunks, shards,
+        order, fill_value, codecs, dimension_names, attributes, chunks_stored, chunks_total,
+        bytes_stored, nbytes). Lists the array's folder for the storage counts."""
+        return self._native.describe()
+
+    @property
+    def nbytes_stored(self) -> int:
+        """Bytes of the chunk (or shard) files a read would use, as zarr-python's nbytes_stored
+        counts stored chunks (metadata files are not included)."""
+        return int(self._native.bytes_stored())
 
     # -- what zarr-python users reach for ------------------------------------------------------
     #
