@@ -16,7 +16,10 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -26,6 +29,7 @@
 #include "codec/crc32c.hpp"
 #include "codec/registry.hpp"
 #include "test_support.hpp"
+#include "util/quote.hpp"
 #include "zarrdirect/array.hpp"
 #include "zarrdirect/group.hpp"
 
@@ -421,6 +425,17 @@ std::vector<BadCase> metadata_cases() {
   cases.push_back(v2_meta("v2_fill_value_string", [](json& d) { d["fill_value"] = "zero"; }, M, {"fill_value"}));
   cases.push_back(v2_meta("v2_fill_value_out_of_range", [](json& d) { d["fill_value"] = 1e30; }, M, {"fill_value"}));
   cases.push_back(v2_meta("v2_filters_not_a_list", [](json& d) { d["filters"] = {{"id", "delta"}}; }, M, {"filters"}));
+  // Bare NaN / Infinity are accepted in attributes only (what zarr-python writes); a .zarray holding
+  // one is still not JSON. zarr-python writes a NaN fill value as the string "NaN".
+  text_case("v2_bare_nan_fill_value", ".zarray", R"({"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<f4",
+                                                   "fill_value": NaN, "order": "C", "compressor": null, "filters": null})");
+  text_case("v3_bare_infinity_outside_attributes", "zarr.json",
+            R"({"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float32", "fill_value": -Infinity,
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+                "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]})");
+  cases.push_back(v3_meta("v3_fill_value_long_string_with_escapes",
+                          [](json& d) { d["fill_value"] = "zero\nerror: forged\x1b[31m" + std::string(100000, 'z'); }, M,
+                          {"fill_value", "(100023 bytes)"}));
   return cases;
 }
 
@@ -470,6 +485,23 @@ std::vector<BadCase> store_cases() {
                    },
                    ErrorKind::invalid_argument,
                    {"c/0/0", "outside"}});
+  // Loops of links inside the folder: refused as loops (ELOOP), not as escapes.
+  cases.push_back({"chunk_symlink_loop",
+                   [](const fs::path& a) {
+                     put_json(a / "zarr.json", v3_doc());
+                     fs::create_directories(a / "c/0");
+                     fs::create_symlink("1", a / "c/0/0");
+                     fs::create_symlink("0", a / "c/0/1");
+                   },
+                   ErrorKind::io,
+                   {"c/0/0", "loop of symbolic links", "ELOOP"}});
+  cases.push_back({"metadata_symlink_loop",
+                   [](const fs::path& a) {
+                     fs::create_directories(a);
+                     fs::create_symlink("zarr.json", a / "zarr.json");
+                   },
+                   ErrorKind::io,
+                   {"zarr.json", "loop of symbolic links"}});
   cases.push_back({"metadata_symlink_out_of_the_folder",
                    [](const fs::path& a) {
                      put_json(a.parent_path() / "elsewhere.json", v3_doc());
@@ -688,6 +720,9 @@ TEST_P(BadInput, FailsCleanlyWithTheRightError) {
       for (const auto& fragment : c.fragments)
         EXPECT_NE(message.find(fragment), std::string::npos) << "\"" << fragment << "\" missing from: " << message;
       EXPECT_EQ(message.find('\n'), std::string::npos) << "multi-line message: " << message;
+      // Untrusted text reaches messages escaped and shortened: no raw control or invalid bytes.
+      EXPECT_TRUE(is_printable(message)) << "unprintable message: " << message;
+      EXPECT_LT(message.size(), 2048u) << message;
     } catch (const std::exception& e) {
       ADD_FAILURE() << "not a zarrdirect::Error: " << typeid(e).name() << ": " << e.what();
     }
@@ -698,6 +733,7 @@ TEST_P(BadInput, FailsCleanlyWithTheRightError) {
   auto lines = lines_of(result.output);
   ASSERT_EQ(lines.size(), 1u) << result.output;
   EXPECT_EQ(lines[0].rfind("error: ", 0), 0u) << result.output;
+  EXPECT_TRUE(is_printable(lines[0])) << result.output;
 
   // info reads only metadata: it succeeds or fails the same clean way, never with a signal.
   auto info = test::run_command(fmt::format("'{}' info --json '{}'", test::cli_path(), array.string()));
@@ -778,6 +814,283 @@ TEST(BadInputGroup, MembersLinkedFromOutsideTheGroupAreRefused) {
   expect_refused([&] { Group::open(dir / "g").open_group("level"); });
   // The same array opened directly, by its own path, is of course readable.
   EXPECT_NO_THROW(Array::open(dir / "outside").read());
+}
+
+// ---- Metadata at scale: parsing is linear in the bytes (issue 11) ----------------------------------
+//
+// These took 24 s and 27-64 s with the callback parser (quadratic in the members of one object).
+// Correctness is asserted, not time; run time shows in the test report.
+
+TEST(BadInputScale, AttributesOfManyEmptyObjectsOpen) {
+  test::TempDir dir;
+  std::string attributes = "{";
+  constexpr std::size_t kCount = 400000;
+  for (std::size_t i = 0; i < kCount; ++i) attributes += fmt::format("{}\"{}\":{{}}", i ? "," : "", i);
+  attributes += "}";
+  std::string doc = v3_doc().dump();
+  doc.insert(doc.size() - 1, ",\"attributes\":" + attributes);
+  test::write_text(dir / "a/zarr.json", doc);
+  Array array = Array::open(dir / "a");
+  ASSERT_EQ(array.metadata().attributes.size(), kCount);
+  EXPECT_EQ(array.metadata().attributes["123456"], json::object());
+  EXPECT_EQ(array.metadata().shape, (std::vector<std::uint64_t>{4, 4}));
+}
+
+TEST(BadInputScale, ConsolidatedMetadataOfManyArraysOpens) {
+  // A .zmetadata as zarr-python 2 writes it (indent 4, sorted keys) for 25,000 small arrays.
+  test::TempDir dir;
+  constexpr std::size_t kArrays = 25000;
+  std::string text = "{\n    \"metadata\": {\n        \".zgroup\": {\n            \"zarr_format\": 2\n        }";
+  for (std::size_t i = 0; i < kArrays; ++i) {
+    text += fmt::format(R"(,
+        "a{0}/.zarray": {{
+            "chunks": [
+                {1}
+            ],
+            "compressor": {{
+                "blocksize": 0,
+                "clevel": 5,
+                "cname": "lz4",
+                "id": "blosc",
+                "shuffle": 1
+            }},
+            "dtype": "<f8",
+            "fill_value": "NaN",
+            "filters": null,
+            "order": "C",
+            "shape": [
+                {1}
+            ],
+            "zarr_format": 2
+        }},
+        "a{0}/.zattrs": {{
+            "index": {0},
+            "offset": NaN
+        }})",
+                        i, i % 100 + 1);
+  }
+  text += "\n    },\n    \"zarr_consolidated_format\": 1\n}";
+  test::write_text(dir / "g/.zgroup", "{\n    \"zarr_format\": 2\n}");
+  test::write_text(dir / "g/.zmetadata", text);
+  Group group = Group::open(dir / "g");
+  ASSERT_TRUE(group.consolidated());
+  auto members = group.member_nodes();
+  ASSERT_EQ(members.size(), kArrays);
+  EXPECT_TRUE(std::all_of(members.begin(), members.end(), [](const auto& m) { return m.type == NodeType::array; }));
+  for (std::size_t i : {std::size_t{0}, std::size_t{12345}, kArrays - 1}) {
+    ArrayMetadata metadata = group.array_metadata(fmt::format("a{}", i));
+    EXPECT_EQ(metadata.shape, std::vector<std::uint64_t>{i % 100 + 1});
+    EXPECT_EQ(metadata.attributes["index"], i);
+    EXPECT_TRUE(std::isnan(metadata.attributes["offset"].get<double>()));
+  }
+}
+
+// ---- What reference implementations write (issue 11) ----------------------------------------------
+
+// A group written by zarr-python 2.13 (zarr.open_group, create_dataset('a', shape=(2, 3),
+// dtype='f4', fill_value=np.nan, compressor=None), attrs with nan / inf / -inf, then
+// consolidate_metadata), byte for byte: .zattrs and .zmetadata hold bare NaN, Infinity, -Infinity.
+TEST(ReferenceWriters, ZarrPython2NanAttributesAreRead) {
+  test::TempDir dir;
+  const std::string zarray = R"({
+    "chunks": [
+        2,
+        3
+    ],
+    "compressor": null,
+    "dtype": "<f4",
+    "fill_value": "NaN",
+    "filters": null,
+    "order": "C",
+    "shape": [
+        2,
+        3
+    ],
+    "zarr_format": 2
+})";
+  const std::string zattrs = R"({
+    "hi": Infinity,
+    "lo": [
+        -Infinity,
+        1.5
+    ],
+    "scale": NaN
+})";
+  auto indent = [](const std::string& doc) {
+    std::string out;
+    for (char c : doc) out += c == '\n' ? std::string("\n        ") : std::string(1, c);
+    return out;
+  };
+  const std::string zmetadata = "{\n    \"metadata\": {\n        \".zgroup\": {\n            \"zarr_format\": 2\n        },\n"
+                                "        \"a/.zarray\": " + indent(zarray) + ",\n        \"a/.zattrs\": " + indent(zattrs) +
+                                "\n    },\n    \"zarr_consolidated_format\": 1\n}";
+  test::write_text(dir / "g/.zgroup", "{\n    \"zarr_format\": 2\n}");
+  test::write_text(dir / "g/.zmetadata", zmetadata);
+  test::write_text(dir / "g/a/.zarray", zarray);
+  test::write_text(dir / "g/a/.zattrs", zattrs);
+  Bytes chunk;
+  for (float v : {0.f, 1.f, 2.f, 3.f, 4.f, 5.f}) {
+    std::uint8_t b[4];
+    std::memcpy(b, &v, 4);
+    chunk.insert(chunk.end(), b, b + 4);
+  }
+  test::write_bytes(dir / "g/a/0.0", chunk);
+
+  auto check_attributes = [](const json& attrs) {
+    EXPECT_TRUE(std::isnan(attrs["scale"].get<double>()));
+    EXPECT_EQ(attrs["hi"].get<double>(), std::numeric_limits<double>::infinity());
+    EXPECT_EQ(attrs["lo"][0].get<double>(), -std::numeric_limits<double>::infinity());
+    EXPECT_EQ(attrs["lo"][1].get<double>(), 1.5);
+  };
+  Array array = Array::open(dir / "g/a");
+  check_attributes(array.metadata().attributes);
+  NDArray values = array.read();
+  const auto* data = static_cast<const float*>(values.data());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(data[i], static_cast<float>(i));
+  Group group = Group::open(dir / "g");
+  ASSERT_TRUE(group.consolidated());
+  check_attributes(group.array_metadata("a").attributes);
+  EXPECT_EQ(node_kind(dir / "g"), NodeKind::group_v2);
+  // The CLI reads it too.
+  auto result = test::run_command(fmt::format("'{}' read -q '{}'", test::cli_path(), (dir / "g/a").string()));
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
+// Blosc chunks with 16 bytes after the frame, as a C++ Zarr implementation writes them (numcodecs
+// reads them): an incompressible 10000-byte chunk is then 10032 bytes, its frame 10016.
+TEST(ReferenceWriters, BloscChunksWithTrailingBytesAreRead) {
+  Bytes data(10000);
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (auto& b : data) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    b = static_cast<std::uint8_t>(state >> 24);
+  }
+  Bytes compressible(10000);
+  for (std::size_t i = 0; i < compressible.size(); ++i) compressible[i] = static_cast<std::uint8_t>(i / 100);
+  json v3 = v3_doc();
+  v3["shape"] = {10000};
+  v3["data_type"] = "uint8";
+  v3["chunk_grid"]["configuration"]["chunk_shape"] = {10000};
+  v3["codecs"] = json::array({{{"name", "bytes"}},
+                              {{"name", "blosc"},
+                               {"configuration",
+                                {{"cname", "lz4"}, {"clevel", 5}, {"shuffle", "noshuffle"}, {"typesize", 1}, {"blocksize", 0}}}}});
+  json v2 = v2_doc();
+  v2["shape"] = {10000};
+  v2["chunks"] = {10000};
+  v2["dtype"] = "|u1";
+  v2["compressor"] = {{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 0}, {"blocksize", 0}};
+  for (const Bytes* values : {&data, &compressible}) {
+    Bytes stored(values->size() + BLOSC_MAX_OVERHEAD);
+    int n = blosc_compress_ctx(5, 0, 1, values->size(), values->data(), stored.data(), stored.size(), "lz4", 0, 1);
+    ASSERT_GT(n, 0);
+    stored.resize(static_cast<std::size_t>(n));
+    if (values == &data) {
+      ASSERT_EQ(stored.size(), 10016u);
+    }
+    for (int i = 0; i < 16; ++i) stored.push_back(static_cast<std::uint8_t>(0xe0 + i));
+    for (const json* doc : {&v3, &v2}) {
+      SCOPED_TRACE(fmt::format("{} chunk, v{}", values == &data ? "incompressible" : "compressible",
+                               (*doc)["zarr_format"].get<int>()));
+      test::TempDir dir;
+      const bool is_v3 = (*doc)["zarr_format"] == 3;
+      put_json(dir / (is_v3 ? "a/zarr.json" : "a/.zarray"), *doc);
+      test::write_bytes(dir / (is_v3 ? "a/c/0" : "a/0"), stored);
+      NDArray read = Array::open(dir / "a").read();
+      ASSERT_EQ(read.nbytes(), values->size());
+      EXPECT_EQ(std::memcmp(read.data(), values->data(), values->size()), 0);
+      // A chunk one byte shorter than its header says stays corrupt.
+      Bytes cut(stored.begin(), stored.end() - 17);
+      test::write_bytes(dir / (is_v3 ? "a/c/0" : "a/0"), cut);
+      try {
+        Array::open(dir / "a").read();
+        ADD_FAILURE() << "a cut frame decoded";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::corrupt_data) << e.what();
+        EXPECT_NE(std::string(e.what()).find("header says the chunk is"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+// ---- Messages: untrusted text quoted, shortened and escaped, one line always (issue 11) -----------
+
+// A level path holding a newline and terminal escapes: neither the library's message nor the
+// CLI's output may carry them raw (they forged a second "error:" line and recoloured the terminal).
+TEST(BadInputMessages, LevelPathsWithNewlinesAndEscapesStayOneLine) {
+  test::TempDir dir;
+  const std::string level = "0\nerror: forged line\x1b[31m\x1b]0;title\x07";
+  json attrs = {{"multiscales", json::array({{{"version", "0.4"},
+                                              {"axes", json::array({"y", "x"})},
+                                              {"datasets", json::array({{{"path", level}}})}}})}};
+  test::write_text(dir / "g/.zgroup", R"({"zarr_format": 2})");
+  put_json(dir / "g/.zattrs", attrs);
+  try {
+    Multiscale::open(dir / "g").open_level(0).read();
+    ADD_FAILURE() << "opened";
+  } catch (const Error& e) {
+    std::string message = e.what();
+    EXPECT_TRUE(is_printable(message)) << message;
+    EXPECT_NE(message.find(R"(0\nerror: forged line\x1b[31m)"), std::string::npos) << message;
+  }
+  auto result = test::run_command(fmt::format("'{}' read -q '{}'", test::cli_path(), (dir / "g").string()));
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  auto lines = lines_of(result.output);
+  ASSERT_EQ(lines.size(), 1u) << result.output;
+  EXPECT_TRUE(is_printable(lines[0])) << result.output;
+}
+
+// The issue's 40 MB fill value was echoed whole.
+TEST(BadInputMessages, AHugeFillValueIsShortenedInTheMessage) {
+  test::TempDir dir;
+  json doc = v3_doc();
+  doc["fill_value"] = std::string(40u << 20, '9');
+  put_json(dir / "a/zarr.json", doc);
+  try {
+    Array::open(dir / "a");
+    ADD_FAILURE() << "opened";
+  } catch (const Error& e) {
+    std::string message = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_metadata);
+    EXPECT_LT(message.size(), 400u) << message;
+    EXPECT_NE(message.find("fill_value"), std::string::npos) << message;
+    EXPECT_NE(message.find("(41943040 bytes)"), std::string::npos) << message;
+  }
+  doc["fill_value"] = std::vector<int>(1u << 20, 9);
+  put_json(dir / "a/zarr.json", doc);
+  try {
+    Array::open(dir / "a");
+    ADD_FAILURE() << "opened";
+  } catch (const Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(a list of 1048576 items)"), std::string::npos) << e.what();
+  }
+}
+
+// A loop of links inside the folder was reported as "resolves outside the array folder".
+TEST(BadInputMessages, ALinkLoopInsideTheFolderIsCalledALoop) {
+  test::TempDir dir;
+  put_json(dir / "a/zarr.json", v3_doc());
+  fs::create_directories(dir / "a/c/0");
+  fs::create_symlink("0", dir / "a/c/0/0");
+  try {
+    Array::open(dir / "a").read();
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("loop of symbolic links"), std::string::npos) << message;
+    EXPECT_EQ(message.find("outside"), std::string::npos) << message;
+  }
+  // A group member whose folder is a loop, checked by require_beneath.
+  test::write_text(dir / "g/.zgroup", R"({"zarr_format": 2})");
+  fs::create_symlink("m", dir / "g/m");
+  try {
+    Group::open(dir / "g").open_array("m");
+    ADD_FAILURE() << "opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("loop of symbolic links"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("outside"), std::string::npos) << e.what();
+  }
 }
 
 TEST(BadInputRegion, RegionsOfTheCliAreCheckedAgainstTheShape) {

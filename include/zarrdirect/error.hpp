@@ -26,7 +26,9 @@ std::string_view to_string(ErrorKind kind);
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  // The message is kept to one line of printable text whatever it holds: control bytes, invalid
+  // UTF-8 and terminal controls are escaped (\n, \xNN), and past 16 KiB it is cut.
+  Error(ErrorKind kind, const std::string& message);
   ErrorKind kind() const noexcept { return kind_; }
 
   // The same error with "<context>: " in front, for adding the file or chunk key on the way up.

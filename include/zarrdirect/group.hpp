@@ -34,6 +34,30 @@ struct GroupMember {
   NodeType type = NodeType::array;
 };
 
+// What the folder at a path holds, judged from its metadata files alone.
+enum class NodeKind {
+  none,           // a folder without zarr.json, .zarray or .zgroup
+  array_v2,       // .zarray (it wins over a .zgroup beside it, as Array::open reads it)
+  array_v3,       // zarr.json with "node_type": "array"
+  group_v2,       // .zgroup whose .zattrs hold no OME-Zarr "multiscales"
+  group_v3,       // zarr.json with "node_type": "group", no OME-Zarr "multiscales" in its attributes
+  multiscale_v2,  // an OME-Zarr image (NGFF 0.4 and earlier): .zgroup, "multiscales" in .zattrs
+  multiscale_v3,  // an OME-Zarr image (NGFF 0.5): "multiscales" under the attributes' "ome"
+};
+std::string_view to_string(NodeKind kind);  // "none", "array (v2)", ..., "OME-Zarr multiscale image (v3)"
+bool is_array(NodeKind kind);               // array_v2 or array_v3
+bool is_group(NodeKind kind);               // a group, multiscale images included
+
+// Tells what `path` holds. zarr.json is read first (v3), then .zarray, .zgroup and .zattrs (v2),
+// each through the store's checked path: opened beneath the folder (a link out of it is refused,
+// naming the file), never blocking (a FIFO or device there is refused as not a regular file),
+// size-checked before it is read and parsed with the metadata limits. Only the node's own
+// documents are read; whether an array's metadata is complete is for Array::open to say.
+// Errors: Error(io) when `path` is not a readable folder; Error(invalid_metadata) when zarr.json
+// (or the .zattrs of a v2 group) is not a JSON object or zarr.json's "node_type" is neither "array"
+// nor "group"; the store's errors for files it refuses. Thread-safe.
+NodeKind node_kind(const std::filesystem::path& path);
+
 // A group folder: its attributes and members.
 class Group {
  public:

@@ -14,6 +14,12 @@ namespace {
 // and the _ctx functions with one thread use no global state.
 constexpr int kInternalThreads = 1;
 
+// Bytes a stored chunk may carry after its Blosc frame. A C++ Zarr implementation writes each
+// chunk's whole buffer (frame plus BLOSC_MAX_OVERHEAD), and numcodecs decodes such chunks,
+// ignoring the tail; so do we. The allowance only widens the stored-size bound (reader, shard
+// index) by this much: the frame itself is still checked against its header.
+constexpr std::uint64_t kTrailingBytesAllowed = BLOSC_MAX_OVERHEAD;
+
 struct BloscSettings {
   std::string compressor;
   int clevel = 5;
@@ -28,14 +34,16 @@ class BloscCodec final : public BytesToBytesCodec {
   std::string_view name() const override { return name_; }
 
   void decode(ByteSpan encoded, ByteBuffer& decoded, std::uint64_t max_decoded_size) const override {
-    const std::size_t claimed = checked_claim(encoded, max_decoded_size);
+    const ByteSpan frame = checked_frame(encoded);
+    const std::size_t claimed = checked_claim(frame, max_decoded_size);
     decoded.resize(claimed);
-    decompress(encoded, decoded);
+    decompress(frame, decoded);
   }
 
   bool decode_exact(ByteSpan encoded, MutableByteSpan decoded) const override {
-    if (checked_claim(encoded, decoded.size()) != decoded.size()) return false;
-    decompress(encoded, decoded);
+    const ByteSpan frame = checked_frame(encoded);
+    if (checked_claim(frame, decoded.size()) != decoded.size()) return false;
+    decompress(frame, decoded);
     return true;
   }
 
@@ -52,20 +60,31 @@ class BloscCodec final : public BytesToBytesCodec {
     encoded.resize(static_cast<std::size_t>(written));
   }
 
+  // The largest stored chunk: the largest frame, plus the bytes a writer may leave after it.
   std::uint64_t max_encoded_size(std::uint64_t decoded_size) const override {
-    return decoded_size + BLOSC_MAX_OVERHEAD;
+    return decoded_size + BLOSC_MAX_OVERHEAD + kTrailingBytesAllowed;
   }
  private:
-  // The size the header claims, after checking the header against the chunk: checked before
-  // anything is allocated for the claim.
-  std::size_t checked_claim(ByteSpan encoded, std::uint64_t max_decoded_size) const {
+  // The Blosc frame at the front of a stored chunk, as long as its header says (bytes after it are
+  // ignored, as numcodecs ignores them); a chunk shorter than its header says is corrupt.
+  ByteSpan checked_frame(ByteSpan encoded) const {
     if (encoded.size() < BLOSC_MIN_HEADER_LENGTH)
       throw_corrupt(name_, fmt::format("{} bytes cannot hold the {}-byte Blosc header", encoded.size(),
                                        BLOSC_MIN_HEADER_LENGTH));
     std::size_t claimed = 0, compressed = 0, blocksize = 0;
     blosc_cbuffer_sizes(encoded.data(), &claimed, &compressed, &blocksize);
-    if (compressed != encoded.size())
-      throw_corrupt(name_, fmt::format("header says the chunk is {} bytes, it is {}", compressed, encoded.size()));
+    if (compressed > encoded.size())
+      throw_corrupt(name_, fmt::format("header says the chunk is {} bytes, it is only {}", compressed, encoded.size()));
+    if (compressed < BLOSC_MIN_HEADER_LENGTH)
+      throw_corrupt(name_, fmt::format("header says the chunk is {} bytes, less than its own header", compressed));
+    return encoded.first(compressed);
+  }
+
+  // The size the header claims, after checking the header against the frame: checked before
+  // anything is allocated for the claim.
+  std::size_t checked_claim(ByteSpan encoded, std::uint64_t max_decoded_size) const {
+    std::size_t claimed = 0, compressed = 0, blocksize = 0;
+    blosc_cbuffer_sizes(encoded.data(), &claimed, &compressed, &blocksize);
     if (claimed > max_decoded_size)
       throw_corrupt(name_, fmt::format("header claims {} bytes, more than the {} this chunk can hold", claimed,
                                        max_decoded_size));

@@ -3,7 +3,8 @@
 //
 // A Blosc chunk is self-describing (its 16-byte header names the compressor, shuffle and sizes),
 // so the configuration only matters for encoding; decoding validates the header against the
-// chunk before trusting it.
+// chunk before trusting it. Bytes after the frame (up to 16, as one C++ writer leaves them) are
+// ignored, as numcodecs ignores them.
 #pragma once
 
 #include "codec/codec.hpp"

@@ -82,10 +82,50 @@ TEST(BloscCodec, CorruptInputIsCorruptData) {
   ByteBuffer damaged = encoded;
   for (std::size_t i = 32; i < damaged.size(); i += 7) damaged[i] ^= std::byte{0xa5};
   expect_error(ErrorKind::corrupt_data, {"codec blosc"}, [&] { decode_chunk(chain, damaged); });
+}
 
-  ByteBuffer trailing = encoded;
-  trailing.push_back(std::byte{0});
-  expect_error(ErrorKind::corrupt_data, {"codec blosc", "header says"}, [&] { decode_chunk(chain, trailing); });
+// A C++ Zarr writer stores each blosc chunk with 16 bytes after the frame; numcodecs reads such
+// chunks by decoding the frame the header describes. Both a compressible and an incompressible
+// chunk (whose frame is already the largest possible, decoded size + 16) must decode.
+TEST(BloscCodec, BytesAfterTheFrameAreIgnored) {
+  for (bool compressible : {true, false}) {
+    SCOPED_TRACE(compressible ? "compressible" : "incompressible");
+    ArraySpec spec = make_spec({2500}, dtype("uint32"));
+    std::vector<std::byte> data = sample_data(spec);
+    if (!compressible) {
+      std::uint64_t state = 88172645463325252ull;  // xorshift: bytes no compressor shrinks
+      for (auto& b : data) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        b = static_cast<std::byte>(state);
+      }
+    }
+    for (const char* chain_json : {"v3", "numcodecs"}) {
+      SCOPED_TRACE(chain_json);
+      CodecChain chain = make_chain(chain_json == std::string_view("v3") ? v3_chain("lz4", "shuffle")
+                                                                          : numcodecs_chain("lz4", 1),
+                                    spec);
+      ByteBuffer stored = chain.encode(data);
+      if (!compressible) {
+        ASSERT_EQ(stored.size(), data.size() + BLOSC_MAX_OVERHEAD);  // the 10016
+      }
+      for (int i = 0; i < 16; ++i) stored.push_back(static_cast<std::byte>(0xa0 + i));
+      EXPECT_LE(stored.size(), chain.max_encoded_size());  // the reader's bound: 10032 must pass
+      EXPECT_EQ(decode_chunk(chain, stored), data);
+    }
+  }
+}
+
+TEST(BloscCodec, AChunkShorterThanItsHeaderSaysIsCorrupt) {
+  ArraySpec spec = make_spec({2048}, dtype("int32"));
+  CodecChain chain = make_chain(v3_chain("zstd", "shuffle"), spec);
+  ByteBuffer encoded = chain.encode(sample_data(spec));
+  encoded.pop_back();
+  expect_error(ErrorKind::corrupt_data, {"codec blosc", "header says the chunk is"}, [&] { decode_chunk(chain, encoded); });
+  // A header whose compressed size is smaller than the header itself.
+  ByteBuffer tiny = chain.encode(sample_data(spec));
+  for (int b = 0; b < 4; ++b) tiny[12 + b] = std::byte{0};
+  tiny[12] = std::byte{8};
+  expect_error(ErrorKind::corrupt_data, {"codec blosc"}, [&] { decode_chunk(chain, tiny); });
 }
 
 TEST(BloscCodec, TruncatedInputIsCorruptData) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "metadata/json_fields.hpp"
 #include "zarrdirect/error.hpp"
 
 namespace zarrdirect {
@@ -15,7 +16,7 @@ namespace {
 [[noreturn]] void bad_fill(const std::string& where, const DataType& type, const nlohmann::json& value,
                            std::string_view why) {
   throw Error(ErrorKind::invalid_metadata,
-              fmt::format("{}: fill_value {} is not a valid {}: {}", where, value.dump(), type.name(), why));
+              fmt::format("{}: fill_value {} is not a valid {}: {}", where, quoted_json(value), type.name(), why));
 }
 
 template <typename T>

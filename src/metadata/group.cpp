@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include "metadata/json_fields.hpp"
+#include "metadata/metadata_file.hpp"
 #include "metadata/ome_transforms.hpp"
 #include "store/file_store.hpp"
+#include "util/quote.hpp"
 
 namespace zarrdirect {
 
@@ -24,13 +26,8 @@ struct Group::Consolidated {
 
 namespace {
 
-constexpr std::uint64_t kMaxMetadataBytes = 64u << 20;
-
 std::optional<nlohmann::json> read_json(const FileStore& store, const std::string& key) {
-  auto bytes = store.read(key, kMaxMetadataBytes);
-  if (!bytes) return std::nullopt;
-  return parse_json_document(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
-                             (store.root() / key).string());
+  return read_metadata_document(store, key);
 }
 
 // A string field read leniently: absent or not a string gives `fallback`. For optional, descriptive
@@ -45,7 +42,7 @@ std::shared_ptr<const Group::Consolidated> parse_v2_consolidated(const nlohmann:
   const auto& format = required_field(doc, "zarr_consolidated_format", where);
   if (!format.is_number_integer() || format.get<std::int64_t>() != 1)
     throw Error(ErrorKind::unsupported,
-                fmt::format("{}: zarr_consolidated_format {} is not supported (only 1)", where, format.dump()));
+                fmt::format("{}: zarr_consolidated_format {} is not supported (only 1)", where, quoted_json(format)));
   const auto& metadata = required_field(doc, "metadata", where);
   if (!metadata.is_object()) throw_invalid_field(where, "metadata", "must be an object");
   auto consolidated = std::make_shared<Group::Consolidated>();
@@ -82,7 +79,7 @@ std::shared_ptr<const Group::Consolidated> parse_v3_consolidated(const nlohmann:
     bool must_understand = flag == it->end() || !flag->is_boolean() || flag->get<bool>();
     if (must_understand)
       throw Error(ErrorKind::unsupported,
-                  fmt::format("{}: consolidated_metadata of kind \"{}\" is not supported", where, kind));
+                  fmt::format("{}: consolidated_metadata of kind {} is not supported", where, quote(kind)));
     return nullptr;  // optional and unknown: the members' own files still say everything
   }
   const auto& metadata = required_field(*it, "metadata", where);
@@ -143,9 +140,9 @@ Group Group::open(const std::filesystem::path& path) {
     return group;
   }
   if (store.exists(".zarray"))
-    throw Error(ErrorKind::invalid_argument, fmt::format("{}: is a Zarr v2 array, not a group", path.string()));
+    throw Error(ErrorKind::invalid_argument, fmt::format("{}: is a Zarr v2 array, not a group", printable(path.string())));
   throw Error(ErrorKind::invalid_argument,
-              fmt::format("{}: not a Zarr group: no zarr.json (v3) or .zgroup (v2) found", path.string()));
+              fmt::format("{}: not a Zarr group: no zarr.json (v3) or .zgroup (v2) found", printable(path.string())));
 }
 
 std::vector<std::string> Group::members() const {
@@ -217,8 +214,8 @@ ArrayMetadata Group::array_metadata(const std::string& relative) const {
     if (it != consolidated_->nodes.end()) {
       const auto& node = it->second;
       if (node.type != NodeType::array)
-        throw Error(ErrorKind::invalid_argument, fmt::format("{}: is a group, not an array", (path_ / relative).string()));
-      std::string where = fmt::format("{} (entry \"{}\")", consolidated_->where, key);
+        throw Error(ErrorKind::invalid_argument, fmt::format("{}: is a group, not an array", printable((path_ / relative).string())));
+      std::string where = fmt::format("{} (entry {})", consolidated_->where, quote(key, 200));
       if (consolidated_->zarr_format == 3) return parse_v3_array_metadata(node.doc, where);
       return parse_v2_array_metadata(node.doc, node.attributes, where);
     }
@@ -285,7 +282,8 @@ Multiscale Multiscale::open(const std::filesystem::path& path) {
 const MultiscaleLevel& Multiscale::level_at(std::size_t level) const {
   if (level >= levels_.size())
     throw Error(ErrorKind::invalid_argument,
-                fmt::format("{}: level {} requested, the image has {} levels", group_.path().string(), level, levels_.size()));
+                fmt::format("{}: level {} requested, the image has {} levels", printable(group_.path().string()), level,
+                            levels_.size()));
   return levels_[level];
 }
 

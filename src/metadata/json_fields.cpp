@@ -1,13 +1,16 @@
 #include "metadata/json_fields.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
+#include "util/quote.hpp"
 #include "zarrdirect/error.hpp"
 
 namespace zarrdirect {
 
 void throw_invalid_field(const std::string& where, std::string_view field, const std::string& why) {
-  throw Error(ErrorKind::invalid_metadata, fmt::format("{}: field \"{}\" {}", where, field, why));
+  throw Error(ErrorKind::invalid_metadata, fmt::format("{}: field \"{}\" {}", where, printable(field, 200), why));
 }
 
 const nlohmann::json& required_field(const nlohmann::json& doc, std::string_view field,
@@ -29,9 +32,9 @@ std::vector<std::uint64_t> parse_extent_list(const nlohmann::json& value, std::s
     if (item.is_number_unsigned() || (item.is_number_integer() && item.get<std::int64_t>() >= 0)) {
       extents.push_back(item.get<std::uint64_t>());
     } else if (item.is_number_integer()) {
-      throw_invalid_field(where, field, fmt::format("has a negative extent {}", item.dump()));
+      throw_invalid_field(where, field, fmt::format("has a negative extent {}", quoted_json(item)));
     } else {
-      throw_invalid_field(where, field, fmt::format("has {}, not an integer", item.dump()));
+      throw_invalid_field(where, field, fmt::format("has {}, not an integer", quoted_json(item)));
     }
     if (positive && extents.back() == 0) throw_invalid_field(where, field, "has a zero extent");
   }
@@ -39,31 +42,71 @@ std::vector<std::uint64_t> parse_extent_list(const nlohmann::json& value, std::s
 }
 
 std::string parse_string(const nlohmann::json& value, std::string_view field, const std::string& where) {
-  if (!value.is_string()) throw_invalid_field(where, field, fmt::format("must be a string, not {}", value.dump()));
+  if (!value.is_string()) throw_invalid_field(where, field, fmt::format("must be a string, not {}", quoted_json(value)));
   return value.get<std::string>();
 }
 
-std::string json_quoted(std::string_view text) {
-  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string json_quoted(std::string_view text) { return quote(text); }
+
+namespace {
+
+// Appends `value` as JSON until `out` passes `max` bytes; false once it has stopped there.
+bool append_json(const nlohmann::json& value, std::string& out, std::size_t max, int depth) {
+  if (out.size() > max || depth > 8) return false;
+  switch (value.type()) {
+    case nlohmann::json::value_t::string:
+      out += quote(value.get_ref<const std::string&>(), max);
+      return true;
+    case nlohmann::json::value_t::number_float: {
+      // nlohmann writes non-finite numbers as null; the message should say what the value is.
+      const double number = value.get<double>();
+      if (std::isnan(number)) out += "NaN";
+      else if (std::isinf(number)) out += number > 0 ? "Infinity" : "-Infinity";
+      else out += value.dump();
+      return true;
+    }
+    case nlohmann::json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& item : value) {
+        if (!first) out += ", ";
+        first = false;
+        if (!append_json(item, out, max, depth + 1)) return false;
+      }
+      out += ']';
+      return true;
+    }
+    case nlohmann::json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [name, item] : value.items()) {
+        if (!first) out += ", ";
+        first = false;
+        out += quote(name, max);
+        out += ": ";
+        if (!append_json(item, out, max, depth + 1)) return false;
+      }
+      out += '}';
+      return true;
+    }
+    case nlohmann::json::value_t::binary:
+      out += "<binary>";
+      return true;
+    default:  // null, booleans, integers: short
+      out += value.dump();
+      return true;
+  }
 }
 
-nlohmann::json parse_json_document(std::string_view text, const std::string& where) {
-  // Parsing is iterative, but copying, comparing and printing a document recurse once per level:
-  // a hostile file of a million '[' would overflow the stack there. Real metadata nests a few levels.
-  constexpr int kMaxDepth = 512;
-  auto limit_depth = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > kMaxDepth)
-      throw Error(ErrorKind::invalid_metadata, fmt::format("{}: JSON nests deeper than {} levels", where, kMaxDepth));
-    return true;
-  };
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text, limit_depth);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorKind::invalid_metadata, fmt::format("{}: not valid JSON: {}", where, e.what()));
-  }
-  if (!doc.is_object()) throw Error(ErrorKind::invalid_metadata, fmt::format("{}: not a JSON object", where));
-  return doc;
+}  // namespace
+
+std::string quoted_json(const nlohmann::json& value, std::size_t max) {
+  std::string out;
+  if (append_json(value, out, max, 0)) return out;
+  out += "...";
+  if (value.is_array()) out += fmt::format(" (a list of {} items)", value.size());
+  else if (value.is_object()) out += fmt::format(" (an object of {} members)", value.size());
+  return out;
 }
 
 }  // namespace zarrdirect

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metadata/json_document.hpp"
+
 namespace zarrdirect {
 
 [[noreturn]] void throw_invalid_field(const std::string& where, std::string_view field,
@@ -22,11 +24,13 @@ std::vector<std::uint64_t> parse_extent_list(const nlohmann::json& value, std::s
 
 std::string parse_string(const nlohmann::json& value, std::string_view field, const std::string& where);
 
-// `text` as a JSON string literal, quotes included: names taken from metadata go into messages this
-// way, so a newline or control character in them cannot forge a second line of output.
+// `text` quoted for a message (util/quote.hpp): names taken from metadata go into messages this
+// way, so a newline or control character in them cannot forge a second line of output, and a long
+// one is shortened.
 std::string json_quoted(std::string_view text);
 
-// Parses metadata text, failing with the file named when it is not JSON or not an object.
-nlohmann::json parse_json_document(std::string_view text, const std::string& where);
+// A JSON value from metadata for a message: written as JSON, strings quoted as above, cut after
+// about `max` bytes with the size of what was cut (a 40 MB fill value stays a short message).
+std::string quoted_json(const nlohmann::json& value, std::size_t max = 80);
 
 }  // namespace zarrdirect

@@ -1,5 +1,7 @@
 #include "metadata/json_fields.hpp"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -104,13 +106,32 @@ TEST(JsonQuoted, QuotesAndEscapesSoNothingForgesALine) {
   EXPECT_EQ(json_quoted(""), "\"\"");
   EXPECT_EQ(json_quoted("a\nb"), "\"a\\nb\"");
   EXPECT_EQ(json_quoted("say \"hi\"\\"), "\"say \\\"hi\\\"\\\\\"");
-  EXPECT_EQ(json_quoted(std::string_view("\x01\x1b[31m", 6)), "\"\\u0001\\u001b[31m\"");
+  EXPECT_EQ(json_quoted(std::string_view("\x01\x1b[31m", 6)), R"("\x01\x1b[31m")");
   EXPECT_EQ(json_quoted("caf\xc3\xa9"), "\"caf\xc3\xa9\"");  // valid UTF-8 is kept as it is
-  // Invalid UTF-8 is replaced rather than thrown about, so any name can go into a message.
+  // Invalid UTF-8 is escaped byte by byte rather than thrown about, so any name can go into a message.
   std::string quoted;
   ASSERT_NO_THROW(quoted = json_quoted("bad\xff\xfe"));
-  EXPECT_EQ(quoted, "\"bad\xef\xbf\xbd\xef\xbf\xbd\"");
-  EXPECT_EQ(quoted.find('\n'), std::string::npos);
+  EXPECT_EQ(quoted, R"("bad\xff\xfe")");
+  EXPECT_EQ(json_quoted(std::string(1000, 'n')), "\"" + std::string(80, 'n') + "...\" (1000 bytes)");
+}
+
+TEST(QuotedJson, ValuesAreWrittenAsJsonAndCutShort) {
+  EXPECT_EQ(quoted_json(json(16)), "16");
+  EXPECT_EQ(quoted_json(json(-2.5)), "-2.5");
+  EXPECT_EQ(quoted_json(json(nullptr)), "null");
+  EXPECT_EQ(quoted_json(json(std::nan(""))), "NaN");
+  EXPECT_EQ(quoted_json(json(-INFINITY)), "-Infinity");
+  EXPECT_EQ(quoted_json(json::parse(R"({"a": [1, "x\ny"], "b": {}})")), R"({"a": [1, "x\ny"], "b": {}})");
+  // The issue's 40 MB fill value: a string and a list of that size give a message of a few lines' worth.
+  std::string huge_text = quoted_json(json(std::string(40u << 20, '7')));
+  EXPECT_LT(huge_text.size(), 120u);
+  EXPECT_NE(huge_text.find("(41943040 bytes)"), std::string::npos);
+  std::string huge_list = quoted_json(json(std::vector<int>(5u << 20, 7)));
+  EXPECT_LT(huge_list.size(), 200u);
+  EXPECT_NE(huge_list.find("... (a list of 5242880 items)"), std::string::npos) << huge_list;
+  std::string wide_object = quoted_json(json::parse(R"({"k": ")" + std::string(500, 'v') + R"(", "l": 1})"));
+  EXPECT_LT(wide_object.size(), 250u);
+  EXPECT_NE(wide_object.find("(an object of 2 members)"), std::string::npos) << wide_object;
 }
 
 TEST(JsonDocument, ParsesObjectsWhole) {

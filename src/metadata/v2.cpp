@@ -33,7 +33,7 @@ ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann:
                                       const std::string& where) {
   const auto& format = required_field(doc, "zarr_format", where);
   if (!format.is_number_integer() || format.get<std::int64_t>() != 2)
-    throw_invalid_field(where, "zarr_format", fmt::format("is {}, expected 2", format.dump()));
+    throw_invalid_field(where, "zarr_format", fmt::format("is {}, expected 2", quoted_json(format)));
 
   ArrayMetadata metadata;
   metadata.zarr_format = 2;
@@ -43,7 +43,7 @@ ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann:
   const auto& dtype_field = required_field(doc, "dtype", where);
   if (!dtype_field.is_string())
     throw Error(ErrorKind::unsupported, fmt::format("{}: dtype {}: structured dtypes are not supported", where,
-                                                    dtype_field.dump()));
+                                                    quoted_json(dtype_field)));
   TypestrParts dtype;
   try {
     dtype = parse_numpy_typestr(dtype_field.get<std::string>());

@@ -64,7 +64,7 @@ ChunkKeyEncoding parse_chunk_key_encoding(const nlohmann::json& doc, const std::
 ArrayMetadata parse_v3_array_metadata(const nlohmann::json& doc, const std::string& where) {
   const auto& format = required_field(doc, "zarr_format", where);
   if (!format.is_number_integer() || format.get<std::int64_t>() != 3)
-    throw_invalid_field(where, "zarr_format", fmt::format("is {}, expected 3", format.dump()));
+    throw_invalid_field(where, "zarr_format", fmt::format("is {}, expected 3", quoted_json(format)));
   auto node_type = parse_string(required_field(doc, "node_type", where), "node_type", where);
   if (node_type != "array")
     throw_invalid_field(where, "node_type", fmt::format("is {}: this is not an array", json_quoted(node_type)));

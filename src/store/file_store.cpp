@@ -11,9 +11,20 @@
 
 #include <fmt/format.h>
 
+#include "util/quote.hpp"
 #include "zarrdirect/error.hpp"
 
 namespace zarrdirect {
+namespace {
+
+// RESOLVE_BENEATH reports a link out of the folder as EXDEV. ELOOP is a loop of links inside it (or
+// a chain longer than the kernel follows, or a /proc magic link): not an escape, and not said to be.
+Error symlink_loop(const std::string& path) {
+  return Error(ErrorKind::io, fmt::format("{}: cannot open: a loop of symbolic links (ELOOP: {})", path,
+                                          std::strerror(ELOOP)));
+}
+
+}  // namespace
 
 StoreFile::StoreFile(StoreFile&& other) noexcept
     : io_(other.io_), fd_(std::exchange(other.fd_, -1)), size_(other.size_), path_(std::move(other.path_)),
@@ -86,9 +97,8 @@ FileStore::~FileStore() {
 
 void FileStore::check_key(std::string_view key) {
   auto refuse = [&](std::string_view why) {
-    std::string printable;
-    for (char c : key) printable += (c == '\0') ? std::string("\\0") : std::string(1, c);
-    throw Error(ErrorKind::invalid_argument, fmt::format("key \"{}\" {}", printable, why));
+    // Keys come from metadata (level paths) or callers: quoted, escaped and shortened.
+    throw Error(ErrorKind::invalid_argument, fmt::format("key {} {}", quote(key, 200), why));
   };
   if (key.empty()) refuse("is empty");
   if (key.front() == '/') refuse("is absolute: keys stay inside the array folder");
@@ -117,9 +127,10 @@ std::optional<StoreFile> FileStore::open(std::string_view key, bool o_direct) co
   if (fd < 0 && o_direct && errno == EINVAL) fd = io_->open_beneath(root_fd_, relative.c_str(), base_flags);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    if (errno == EXDEV || errno == ELOOP)
+    if (errno == EXDEV)
       throw Error(ErrorKind::invalid_argument,
                   fmt::format("{}: resolves outside the array folder (a link out of it?): refused", path));
+    if (errno == ELOOP) throw symlink_loop(path);
     throw Error(ErrorKind::io, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
   struct stat info {};
@@ -164,7 +175,8 @@ void FileStore::require_beneath(std::string_view key) const {
     io_->close(fd);
     return;
   }
-  if (errno == EXDEV || errno == ELOOP)
+  if (errno == ELOOP) throw symlink_loop((root_ / std::string(key)).string());
+  if (errno == EXDEV)
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("{}: resolves outside {} (a link out of it?): refused", (root_ / std::string(key)).string(),
                             root_.string()));

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "util/quote.hpp"
 #include "zarrdirect/error.hpp"
 
 namespace zarrdirect {
@@ -58,17 +59,6 @@ std::uint16_t swap16(std::uint16_t v) { return __builtin_bswap16(v); }
 std::uint32_t swap32(std::uint32_t v) { return __builtin_bswap32(v); }
 std::uint64_t swap64(std::uint64_t v) { return __builtin_bswap64(v); }
 
-// A name from metadata, quoted for a message, control characters escaped (one line, always).
-std::string printable(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') out += fmt::format("\\x{:02x}", u);
-    else out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::string DataType::name() const {
@@ -85,12 +75,12 @@ std::string DataType::numpy_typestr(ByteOrder order) const {
 DataType parse_v3_data_type(std::string_view name) {
   for (const auto& named : kV3Types)
     if (named.name == name) return named.type;
-  throw Error(ErrorKind::unsupported, fmt::format("data_type {} is not supported", printable(name)));
+  throw Error(ErrorKind::unsupported, fmt::format("data_type {} is not supported", quote(name)));
 }
 
 TypestrParts parse_numpy_typestr(std::string_view typestr) {
   auto refuse = [&](std::string_view why) -> TypestrParts {
-    throw Error(ErrorKind::unsupported, fmt::format("dtype {}: {}", printable(typestr), why));
+    throw Error(ErrorKind::unsupported, fmt::format("dtype {}: {}", quote(typestr), why));
   };
   if (typestr.size() >= 2 && typestr[1] == 'O')
     return refuse("object arrays are refused: they would need pickle to decode");
