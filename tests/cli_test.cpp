@@ -324,7 +324,7 @@ TEST_F(Cli, ConvertRefusesBadInputAndTouchesNothing) {
   expect_error_line(cli(fmt::format("convert {} {} --codec raw", quoted(array()), quoted(out))), {"overwrite"});
   EXPECT_EQ(fs::last_write_time(out / "zarr.json"), before);
   EXPECT_EQ(cli(fmt::format("convert {}", quoted(array()))).exit_code, 2);
-
+}
 
 // A 2-level OME-Zarr 0.5 image at `folder`: level "0" is 6x7, level "1" 3x4 (uint16), and
 // `level_paths` names the datasets (the folders written are always "0" and "1").
