@@ -91,8 +91,8 @@ def bare_loop(cupy, volume, path: Path, durable: bool, threads: int = 16, file_b
 def zarrdirect_write(zarrdirect, volume, path: Path, chunks, shards, codec: str, durable: bool) -> float:
     start = time.perf_counter()
     array = zarrdirect.create(path, shape=volume.shape, dtype=volume.dtype, chunks=chunks, shards=shards, codec=codec,
-                              overwrite=True, durable=durable)
-    array[...] = volume
+                              overwrite=True)
+    array.write(volume, durable=durable)
     return time.perf_counter() - start
 
 
