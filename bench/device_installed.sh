@@ -30,6 +30,17 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zarrdirect' 2>
     --no-index --no-deps "$repo" > "$OUT/pip.log" 2>&1 || { tail -40 "$OUT/pip.log"; exit 1; }
 fi
 pylib=$(cat "$venv/pylib.txt")
+# The machine's numpy, cupy, torch and tensorstore may sit outside the interpreter's own
+# site-packages (a user site, which venvs leave out): name their folders in the venv too, after
+# its own site-packages, so the installed zarrdirect still comes first.
+site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+python3 -c 'import importlib, os
+for name in ("numpy", "cupy", "tensorstore", "torch"):
+    try:
+        print(os.path.dirname(os.path.dirname(importlib.import_module(name).__file__)))
+    except Exception:
+        pass' | sort -u > "$site/zz-machine-packages.pth"
+cat "$site/zz-machine-packages.pth"
 (cd / && "$venv/bin/python" -c 'import zarrdirect, sys; print(zarrdirect.__file__, zarrdirect.__version__, "cuda:", zarrdirect.cuda_available())')
 
 log "pytest against the installed package (GPU tests included)"
