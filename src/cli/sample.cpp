@@ -3,7 +3,7 @@
 #include <cmath>
 #include <span>
 
-#include "engine/array_writer.hpp"
+#include "zarrdirect/array.hpp"
 #include "zarrdirect/error.hpp"
 
 namespace zarrdirect::cli {
@@ -81,7 +81,11 @@ void write_sample(const std::filesystem::path& path, const std::vector<std::uint
   if (shape.size() != 3 || chunks.size() != 3)
     throw Error(ErrorKind::invalid_argument, "the sample is 3-d: give three extents for its shape and chunks");
   auto volume = sample_volume(shape[0], shape[1], shape[2]);
-  write_array(path, sample_metadata(shape, chunks, codec), std::as_bytes(std::span(volume)));
+  // Through the public writer: every chunk file replaced atomically, chunks written in parallel.
+  Array array = Array::create(path, sample_metadata(shape, chunks, codec));
+  Source source;
+  source.data = volume.data();
+  array.write({}, source);
 }
 
 }  // namespace zarrdirect::cli

@@ -17,4 +17,8 @@ Error cuda_error(cudaError_t status, std::string_view call) {
   return Error(ErrorKind::cuda, message);
 }
 
+cudaError_t library_peek_last_error() { return cudaPeekAtLastError(); }
+
+cudaError_t library_set_device(int ordinal) { return cudaSetDevice(ordinal); }
+
 }  // namespace zarrdirect::cuda
