@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include "abandonable.hpp"
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "cuda_runtime.hpp"
@@ -107,10 +108,7 @@ void bind_array(py::module_& module) {
   py::class_<Array>(module, "Array", "An open Zarr array (the engine side of zarrdirect.Array).")
       .def_static(
           "open",
-          [](const std::string& path) {
-            py::gil_scoped_release release;
-            return Array::open(path);
-          },
+          [](const std::string& path) { return open_abandoning_on_interrupt<Array>([path] { return Array::open(path); }); },
           py::arg("path"))
       .def_property_readonly("path", [](const Array& self) { return self.path().string(); })
       // The schema of `zarrdirect info --json` (zarrdirect/describe.hpp); lists the folder.

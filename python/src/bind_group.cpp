@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include "abandonable.hpp"
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "zarrdirect/group.hpp"
@@ -14,10 +15,7 @@ void bind_group(py::module_& module) {
   py::class_<Group>(module, "Group", "An open Zarr group (the engine side of zarrdirect.Group).")
       .def_static(
           "open",
-          [](const std::string& path) {
-            py::gil_scoped_release release;
-            return Group::open(path);
-          },
+          [](const std::string& path) { return open_abandoning_on_interrupt<Group>([path] { return Group::open(path); }); },
           py::arg("path"))
       .def_property_readonly("path", [](const Group& self) { return self.path().string(); })
       .def_property_readonly("zarr_format", &Group::zarr_format)
@@ -45,8 +43,7 @@ void bind_group(py::module_& module) {
       .def_static(
           "open",
           [](const std::string& path) {
-            py::gil_scoped_release release;
-            return Multiscale::open(path);
+            return open_abandoning_on_interrupt<Multiscale>([path] { return Multiscale::open(path); });
           },
           py::arg("path"))
       .def_property_readonly("group", &Multiscale::group)

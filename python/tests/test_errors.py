@@ -207,3 +207,32 @@ def test_progress_true_draws_a_bar(small, capsys) -> None:
     zarrdirect.open(small).read(progress=True)
     err = capsys.readouterr().err
     assert "100.0%" in err and "(4/4 chunks" in err
+
+
+def test_ctrl_c_stops_a_long_metadata_open(tmp_path) -> None:
+    """Parsing has no cancellation point, so an open is abandoned on Ctrl-C: KeyboardInterrupt
+    comes at once, not when the parse ends. The document (about 30 MiB of empty lists, the
+    costliest shape per byte) takes seconds to open; interrupted, the open must return in well
+    under half that."""
+    import signal
+    import threading
+    import time
+
+    group = tmp_path / "g"
+    group.mkdir()
+    (group / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group", "attributes": {"a": ['
+                                     + ",".join(["[]"] * 10_000_000) + "]}}")
+    started = time.perf_counter()
+    zarrdirect.open_group(group)
+    whole = time.perf_counter() - started
+
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        zarrdirect.open_group(group)
+        time.sleep(whole)  # not reached when the open itself raised
+    interrupted = time.perf_counter() - started
+    timer.join()
+    assert interrupted < whole / 2 + 0.2, (interrupted, whole)
+    assert zarrdirect.open_group(group).path == os.fspath(group)  # the next open works
