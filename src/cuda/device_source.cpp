@@ -1,22 +1,34 @@
 // The CUDA build's side of make_device_source (engine/chunk_source.hpp): a write from device
-// memory. Each worker copies its chunk's box from the (strided) device source into its own
-// pinned host buffer on its own stream, with cudaMemcpy2DAsync over the box's rows, then places
-// it into the chunk on the host; encoding and storing are the host path's.
+// memory.
+//
+// Each worker stages a chunk's box into its own pinned host buffer, packed in C order, on its own
+// stream, with one large device-to-host copy per box: straight from the source when the box is
+// one run of bytes there, else after a gather kernel (the reader's box-copy kernel, run with
+// source and destination swapped) has packed it into the worker's device scratch. A box that is
+// its whole chunk is then encoded from the staging itself (whole_chunk); a partial one is placed
+// into the writer's chunk on the host. Workers run at once, so one worker's copy overlaps the
+// others' encoding and writing.
 //
 // Ordering: start() waits for the caller's stream (null: the legacy default stream), so work the
 // caller queued before the write (the kernel that produced the data) is done before any copy.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "cuda/copy_plan.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/kernels.cuh"
 #include "engine/chunk_source.hpp"
 
 namespace zarrdirect {
 namespace {
+
+std::uintptr_t address(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer); }
 
 class DeviceSource final : public ChunkSource {
  public:
@@ -47,29 +59,20 @@ class DeviceSource final : public ChunkSource {
   }
 
   void gather(unsigned worker_id, const ChunkBox& box, std::span<std::byte> chunk) override {
-    cuda::check_cuda(cudaSetDevice(device_), "cudaSetDevice (write source)");
-    Worker& worker = workers_[worker_id];
-    if (!worker.stream)
-      cuda::check_cuda(cudaStreamCreateWithFlags(&worker.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    const std::size_t size = layout_.element_size;
-    const std::size_t nbytes = static_cast<std::size_t>(box.num_elements()) * size;
-    if (worker.capacity < nbytes) {
-      if (worker.host) cudaFreeHost(worker.host);
-      worker.host = nullptr;
-      worker.capacity = 0;
-      void* host = nullptr;
-      cuda::check_cuda(cudaHostAlloc(&host, nbytes, cudaHostAllocPortable), "cudaHostAlloc (write staging)");
-      worker.host = static_cast<std::byte*>(host);
-      worker.capacity = nbytes;
-    }
-    copy_box_to_staging(worker, box);
-    cuda::check_cuda(cudaStreamSynchronize(worker.stream), "cudaStreamSynchronize (write staging)");
-    // The staging buffer holds the box packed in C order: place it into the chunk.
-    DestinationLayout staged = DestinationLayout::contiguous(
-        worker.host, std::span<const std::uint64_t>(box.extent.data(), box.rank), size);
+    if (box.num_elements() == 0) return;
+    const std::byte* staged = stage(worker_id, box);
+    // The staging holds the box packed in C order: place it into the chunk.
+    DestinationLayout packed = DestinationLayout::contiguous(
+        const_cast<std::byte*>(staged), std::span<const std::uint64_t>(box.extent.data(), box.rank),
+        layout_.element_size);
     ChunkBox from_staging = box;
     from_staging.offset_in_dest = Extents{};
-    gather_box_from_host(staged, from_staging, chunk.data());
+    gather_box_from_host(packed, from_staging, chunk.data());
+  }
+
+  std::span<const std::byte> whole_chunk(unsigned worker_id, const ChunkBox& box) override {
+    if (!box.covers_chunk() || box.num_elements() == 0) return {};
+    return {stage(worker_id, box), static_cast<std::size_t>(box.num_elements()) * layout_.element_size};
   }
 
   void finish() override {}
@@ -77,54 +80,55 @@ class DeviceSource final : public ChunkSource {
  private:
   struct Worker {
     cudaStream_t stream = nullptr;
-    std::byte* host = nullptr;
-    std::size_t capacity = 0;
+    std::byte* host = nullptr;  // pinned staging
+    std::size_t host_capacity = 0;
+    std::byte* scratch = nullptr;  // device memory for the gather kernel
+    std::size_t scratch_capacity = 0;
   };
 
-  // Queues the copies of the box's rows (planes of rows where the rows are packed) into the
-  // worker's staging, packed in C order.
-  void copy_box_to_staging(Worker& worker, const ChunkBox& box) {
-    const std::size_t rank = box.rank;
-    const std::size_t size = layout_.element_size;
+  // Copies the box, packed in C order, into the worker's pinned staging; returns it once the copy
+  // is done.
+  const std::byte* stage(unsigned worker_id, const ChunkBox& box) {
+    cuda::check_cuda(cudaSetDevice(device_), "cudaSetDevice (write source)");
+    Worker& worker = workers_.at(worker_id);
+    if (!worker.stream)
+      cuda::check_cuda(cudaStreamCreateWithFlags(&worker.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    const std::size_t nbytes = static_cast<std::size_t>(box.num_elements()) * layout_.element_size;
+    if (worker.host_capacity < nbytes) {
+      if (worker.host) cudaFreeHost(std::exchange(worker.host, nullptr));
+      worker.host_capacity = 0;
+      void* host = nullptr;
+      cuda::check_cuda(cudaHostAlloc(&host, nbytes, cudaHostAllocPortable), "cudaHostAlloc (write staging)");
+      worker.host = static_cast<std::byte*>(host);
+      worker.host_capacity = nbytes;
+    }
     const std::byte* origin = layout_.address_of(box.offset_in_dest);
-    if (rank == 0) {
-      cuda::check_cuda(cudaMemcpyAsync(worker.host, origin, size, cudaMemcpyDeviceToHost, worker.stream),
-                       "cudaMemcpyAsync (write source)");
-      return;
-    }
-    const std::uint64_t row = box.extent[rank - 1];
-    const bool packed_rows = layout_.byte_strides[rank - 1] == static_cast<std::int64_t>(size);
-    // One cudaMemcpy2D covers: packed rows -> the last two dimensions (rows of `row` elements);
-    // strided rows -> one row (elements of `size` bytes at the row's stride).
-    // Planes need rows that do not overlap (a zero stride repeats one row): else row by row.
-    const bool planes = packed_rows && rank >= 2 &&
-                        layout_.byte_strides[rank - 2] >= static_cast<std::int64_t>(row * size);
-    std::size_t outer_dims = planes ? rank - 2 : rank - 1;
-    std::size_t width, height, spitch;
-    if (packed_rows) {
-      width = static_cast<std::size_t>(row) * size;
-      height = planes ? static_cast<std::size_t>(box.extent[rank - 2]) : 1;
-      spitch = planes ? static_cast<std::size_t>(layout_.byte_strides[rank - 2]) : width;
+    // Planned as the reader plans a copy from a packed chunk into a strided destination, then run
+    // the other way: strided source -> packed box. The device scratch is cudaMalloc'd (256-byte
+    // aligned), so 0 stands for its address.
+    ChunkBox packed = box;
+    packed.chunk_shape = box.extent;
+    packed.offset_in_chunk = Extents{};
+    cuda::BoxPlan plan = cuda::plan_box_copy(packed, layout_, 0, address(origin));
+    if (plan.contiguous) {
+      cuda::check_cuda(cudaMemcpyAsync(worker.host, origin, nbytes, cudaMemcpyDeviceToHost, worker.stream),
+                       "cudaMemcpyAsync (write source to staging)");
     } else {
-      width = size;
-      height = static_cast<std::size_t>(row);
-      spitch = static_cast<std::size_t>(layout_.byte_strides[rank - 1]);
-    }
-    const std::size_t block = width * height;
-    std::uint64_t blocks = 1;
-    for (std::size_t d = 0; d < outer_dims; ++d) blocks *= box.extent[d];
-    Extents index{};
-    for (std::uint64_t b = 0; b < blocks; ++b) {
-      std::int64_t offset = 0;
-      for (std::size_t d = 0; d < outer_dims; ++d) offset += static_cast<std::int64_t>(index[d]) * layout_.byte_strides[d];
-      cuda::check_cuda(cudaMemcpy2DAsync(worker.host + b * block, width, origin + offset, spitch, width,
-                                         height, cudaMemcpyDeviceToHost, worker.stream),
-                       "cudaMemcpy2DAsync (write source)");
-      for (std::size_t d = outer_dims; d-- > 0;) {
-        if (++index[d] < box.extent[d]) break;
-        index[d] = 0;
+      if (worker.scratch_capacity < nbytes) {
+        if (worker.scratch) cudaFree(std::exchange(worker.scratch, nullptr));
+        worker.scratch_capacity = 0;
+        void* scratch = nullptr;
+        cuda::check_cuda(cudaMalloc(&scratch, nbytes), "cudaMalloc (write gather scratch)");
+        worker.scratch = static_cast<std::byte*>(scratch);
+        worker.scratch_capacity = nbytes;
       }
+      for (int k = 0; k < plan.plan.rank; ++k) std::swap(plan.plan.dims.src_stride[k], plan.plan.dims.dst_stride[k]);
+      cuda::check_cuda(cuda::launch_copy(plan.plan, origin, worker.scratch, worker.stream), "gather kernel launch");
+      cuda::check_cuda(cudaMemcpyAsync(worker.host, worker.scratch, nbytes, cudaMemcpyDeviceToHost, worker.stream),
+                       "cudaMemcpyAsync (gathered box to staging)");
     }
+    cuda::check_cuda(cudaStreamSynchronize(worker.stream), "cudaStreamSynchronize (write staging)");
+    return worker.host;
   }
 
   void release() {
@@ -134,6 +138,7 @@ class DeviceSource final : public ChunkSource {
         cudaStreamDestroy(worker.stream);
       }
       if (worker.host) cudaFreeHost(worker.host);
+      if (worker.scratch) cudaFree(worker.scratch);
     }
     workers_.clear();
   }
