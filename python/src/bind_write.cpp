@@ -116,9 +116,36 @@ py::dict write(const Array& array, const std::vector<std::pair<std::uint64_t, st
   return out;
 }
 
+// Saves a change of attributes (see Array::update_attributes); `replace`: `set_json` is the
+// whole new mapping.
+void update_array_attributes(Array& array, const std::string& set_json, const std::vector<std::string>& remove,
+                             bool replace) {
+  nlohmann::json set = parse_json(set_json, "attributes");
+  py::gil_scoped_release release;
+  if (replace) array.set_attributes(set);
+  else array.update_attributes(set, remove);
+}
+
+py::object update_group_attributes(Group& group, const std::string& set_json, const std::vector<std::string>& remove,
+                                   bool replace) {
+  nlohmann::json set = parse_json(set_json, "attributes");
+  {
+    py::gil_scoped_release release;
+    if (replace) group.set_attributes(set);
+    else group.update_attributes(set, remove);
+  }
+  return to_python(group.attributes());
+}
+
 }  // namespace
 
 void bind_write(py::module_& module) {
+  module.def("update_attributes", &update_array_attributes, py::arg("array"), py::arg("set_json"), py::arg("remove"),
+             py::arg("replace"),
+             "Saves a change of an array's attributes (zarr.json or .zattrs, atomically); the array's metadata "
+             "then holds them.");
+  module.def("update_group_attributes", &update_group_attributes, py::arg("group"), py::arg("set_json"),
+             py::arg("remove"), py::arg("replace"), "The same for a group; returns the attributes saved.");
   module.def("create_array", &create_array, py::arg("path"), py::arg("options_json"), py::arg("overwrite"),
              "Creates an array from zarrdirect.create()'s options (JSON); returns the open Array.");
   module.def("create_array_from_metadata", &create_array_from_metadata, py::arg("path"), py::arg("metadata_json"),

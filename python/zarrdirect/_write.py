@@ -79,6 +79,14 @@ class WritableArray(Array):
     def mode(self) -> str:
         return "r+" if self._writable else "r"
 
+    @property
+    def read_only(self) -> bool:
+        """False when open for writing (mode "r+")."""
+        return not self._writable
+
+    def _attribute_saver(self):
+        return self._save_attributes if self._writable else None
+
     def __setitem__(self, key: Any, value: Any) -> None:
         """Writes `value` (a NumPy array or scalar, broadcast like NumPy; or a CUDA array of the
         selection's shape and dtype) into the selection (ints and step-less slices)."""

@@ -4,7 +4,10 @@
 // Each worker stages a chunk's box into its own pinned host buffer, packed in C order, on its own
 // stream, with one large device-to-host copy per box: straight from the source when the box is
 // one run of bytes there, else after a gather kernel (the reader's box-copy kernel, run with
-// source and destination swapped) has packed it into the worker's device scratch. A box that is
+// source and destination swapped: device_source_plan.hpp) has packed it into the worker's device
+// scratch. Staging, scratch and streams come from the process's DevicePool, as for reads
+// (cudaHostAlloc costs milliseconds per MiB: paid once per process, not per write), pinned up to
+// the default staging budget and ordinary memory beyond it. A box that is
 // its whole chunk is then encoded from the staging itself (whole_chunk); a partial one is placed
 // into the writer's chunk on the host. Workers run at once, so one worker's copy overlaps the
 // others' encoding and writing.
@@ -20,15 +23,20 @@
 
 #include <fmt/format.h>
 
-#include "cuda/copy_plan.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_pool.hpp"
+#include "cuda/device_source_plan.hpp"
 #include "cuda/kernels.cuh"
 #include "engine/chunk_source.hpp"
+#include "zarrdirect/settings.hpp"
 
 namespace zarrdirect {
 namespace {
 
 std::uintptr_t address(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer); }
+
+constexpr std::size_t kPage = 4096;
+std::size_t round_to_page(std::size_t n) { return (std::max<std::size_t>(n, 1) + kPage - 1) / kPage * kPage; }
 
 class DeviceSource final : public ChunkSource {
  public:
@@ -52,15 +60,21 @@ class DeviceSource final : public ChunkSource {
 
   std::string_view name() const override { return "device"; }
 
-  void start(unsigned workers, std::size_t) override {
-    cuda::check_cuda(cudaSetDevice(device_), "cudaSetDevice (write source)");
+  void start(unsigned workers, std::size_t max_box_bytes) override {
+    cuda::use_device(device_);
     cuda::check_cuda(cudaStreamSynchronize(caller_stream_), "cudaStreamSynchronize (caller's stream before a write)");
-    workers_.resize(workers);
+    const std::size_t count = std::max(workers, 1u);
+    capacity_ = round_to_page(max_box_bytes);
+    auto& pool = cuda::DevicePool::instance();
+    streams_ = pool.acquire_streams(device_, count);
+    const std::size_t pinned = std::min(count, Settings{}.staging_bytes / capacity_);
+    slots_ = pool.acquire_slots(device_, capacity_, pinned);
+    while (slots_.size() < count) slots_.push_back(std::make_unique<cuda::StagingSlot>(device_, capacity_, false));
   }
 
-  void gather(unsigned worker_id, const ChunkBox& box, std::span<std::byte> chunk) override {
+  void gather(unsigned worker, const ChunkBox& box, std::span<std::byte> chunk) override {
     if (box.num_elements() == 0) return;
-    const std::byte* staged = stage(worker_id, box);
+    const std::byte* staged = stage(worker, box);
     // The staging holds the box packed in C order: place it into the chunk.
     DestinationLayout packed = DestinationLayout::contiguous(
         const_cast<std::byte*>(staged), std::span<const std::uint64_t>(box.extent.data(), box.rank),
@@ -70,83 +84,65 @@ class DeviceSource final : public ChunkSource {
     gather_box_from_host(packed, from_staging, chunk.data());
   }
 
-  std::span<const std::byte> whole_chunk(unsigned worker_id, const ChunkBox& box) override {
+  std::span<const std::byte> whole_chunk(unsigned worker, const ChunkBox& box) override {
     if (!box.covers_chunk() || box.num_elements() == 0) return {};
-    return {stage(worker_id, box), static_cast<std::size_t>(box.num_elements()) * layout_.element_size};
+    return {stage(worker, box), static_cast<std::size_t>(box.num_elements()) * layout_.element_size};
   }
 
-  void finish() override {}
+  void finish() override { release(); }
 
  private:
-  struct Worker {
-    cudaStream_t stream = nullptr;
-    std::byte* host = nullptr;  // pinned staging
-    std::size_t host_capacity = 0;
-    std::byte* scratch = nullptr;  // device memory for the gather kernel
-    std::size_t scratch_capacity = 0;
-  };
-
-  // Copies the box, packed in C order, into the worker's pinned staging; returns it once the copy
-  // is done.
-  const std::byte* stage(unsigned worker_id, const ChunkBox& box) {
-    cuda::check_cuda(cudaSetDevice(device_), "cudaSetDevice (write source)");
-    Worker& worker = workers_.at(worker_id);
-    if (!worker.stream)
-      cuda::check_cuda(cudaStreamCreateWithFlags(&worker.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  // Copies the box, packed in C order, into the worker's staging; returns it once the copy is
+  // done.
+  const std::byte* stage(unsigned worker, const ChunkBox& box) {
+    cuda::use_device(device_);
+    cuda::StagingSlot& slot = *slots_.at(worker);
+    cudaStream_t stream = streams_.at(worker);
     const std::size_t nbytes = static_cast<std::size_t>(box.num_elements()) * layout_.element_size;
-    if (worker.host_capacity < nbytes) {
-      if (worker.host) cudaFreeHost(std::exchange(worker.host, nullptr));
-      worker.host_capacity = 0;
-      void* host = nullptr;
-      cuda::check_cuda(cudaHostAlloc(&host, nbytes, cudaHostAllocPortable), "cudaHostAlloc (write staging)");
-      worker.host = static_cast<std::byte*>(host);
-      worker.host_capacity = nbytes;
-    }
+    if (nbytes > slot.capacity)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("device source: a box of {} bytes, staging of {}", nbytes, slot.capacity));
     const std::byte* origin = layout_.address_of(box.offset_in_dest);
-    // Planned as the reader plans a copy from a packed chunk into a strided destination, then run
-    // the other way: strided source -> packed box. The device scratch is cudaMalloc'd (256-byte
-    // aligned), so 0 stands for its address.
-    ChunkBox packed = box;
-    packed.chunk_shape = box.extent;
-    packed.offset_in_chunk = Extents{};
-    cuda::BoxPlan plan = cuda::plan_box_copy(packed, layout_, 0, address(origin));
+    // The device scratch is cudaMalloc'd (aligned for any unit): 0 stands for its address.
+    const cuda::BoxPlan plan = cuda::plan_box_gather(box, layout_, address(origin), 0);
     if (plan.contiguous) {
-      cuda::check_cuda(cudaMemcpyAsync(worker.host, origin, nbytes, cudaMemcpyDeviceToHost, worker.stream),
+      cuda::check_cuda(cudaMemcpyAsync(slot.host, origin, nbytes, cudaMemcpyDeviceToHost, stream),
                        "cudaMemcpyAsync (write source to staging)");
     } else {
-      if (worker.scratch_capacity < nbytes) {
-        if (worker.scratch) cudaFree(std::exchange(worker.scratch, nullptr));
-        worker.scratch_capacity = 0;
-        void* scratch = nullptr;
-        cuda::check_cuda(cudaMalloc(&scratch, nbytes), "cudaMalloc (write gather scratch)");
-        worker.scratch = static_cast<std::byte*>(scratch);
-        worker.scratch_capacity = nbytes;
-      }
-      for (int k = 0; k < plan.plan.rank; ++k) std::swap(plan.plan.dims.src_stride[k], plan.plan.dims.dst_stride[k]);
-      cuda::check_cuda(cuda::launch_copy(plan.plan, origin, worker.scratch, worker.stream), "gather kernel launch");
-      cuda::check_cuda(cudaMemcpyAsync(worker.host, worker.scratch, nbytes, cudaMemcpyDeviceToHost, worker.stream),
+      std::byte* scratch = slot.scratch();
+      cuda::check_cuda(cuda::launch_copy(plan.plan, origin, scratch, stream), "gather kernel launch");
+      cuda::check_cuda(cudaMemcpyAsync(slot.host, scratch, nbytes, cudaMemcpyDeviceToHost, stream),
                        "cudaMemcpyAsync (gathered box to staging)");
     }
-    cuda::check_cuda(cudaStreamSynchronize(worker.stream), "cudaStreamSynchronize (write staging)");
-    return worker.host;
+    cuda::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (write staging)");
+    return slot.host;
   }
 
+  // Gives staging and streams back to the pool once nothing is queued on them; after a GPU
+  // failure they are leaked instead (their work may still be running), as reads do.
   void release() {
-    for (auto& worker : workers_) {
-      if (worker.stream) {
-        cudaStreamSynchronize(worker.stream);
-        cudaStreamDestroy(worker.stream);
-      }
-      if (worker.host) cudaFreeHost(worker.host);
-      if (worker.scratch) cudaFree(worker.scratch);
+    if (slots_.empty() && streams_.empty()) return;
+    bool broken = false;
+    for (cudaStream_t stream : streams_)
+      if (cudaStreamSynchronize(stream) != cudaSuccess) broken = true;
+    auto& pool = cuda::DevicePool::instance();
+    if (broken) {
+      for (auto& slot : slots_) (void)slot.release();
+      (void)cudaGetLastError();
+    } else {
+      pool.release_slots(std::move(slots_), Settings{}.staging_bytes);
+      pool.release_streams(device_, std::move(streams_));
     }
-    workers_.clear();
+    slots_.clear();
+    streams_.clear();
   }
 
   DestinationLayout layout_;
   cudaStream_t caller_stream_;
   int device_ = 0;
-  std::vector<Worker> workers_;
+  std::size_t capacity_ = 0;
+  std::vector<cuda::SlotPtr> slots_;        // one per worker
+  std::vector<cudaStream_t> streams_;       // one per worker
 };
 
 }  // namespace
