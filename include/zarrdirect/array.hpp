@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -176,10 +177,26 @@ class Array {
   // stored. Error(io) when the folder cannot be opened. Safe from any thread.
   StorageSummary storage_summary() const;
 
+  // Changes the user attributes and saves them at once (atomically: temporary file + rename):
+  // sets each member of `set` (a JSON object), then removes each key in `remove` (a key that is
+  // not there is no error: the attribute is gone either way). The change is
+  // made, under a lock on the metadata file, to the attributes stored at the time (not to this
+  // object's copy), so processes editing different keys lose nothing. v3 rewrites zarr.json
+  // whole, every other member kept as stored; v2 rewrites .zattrs. Returns the attributes saved,
+  // which metadata().attributes then holds (other Array objects of the same folder keep theirs).
+  // Errors: invalid_argument when `set` is not an object, invalid_metadata naming the file when
+  // the stored one is not valid, io when it is missing or writing fails (the file is unchanged).
+  // Not to be called while the same Array object is used on another thread; consolidated metadata (.zmetadata) is not updated.
+  nlohmann::json update_attributes(const nlohmann::json& set, const std::vector<std::string>& remove = {},
+                                   bool durable = false);
+  // Replaces all user attributes with `attributes` (a JSON object), saved as update_attributes.
+  void set_attributes(const nlohmann::json& attributes, bool durable = false);
+
   struct Impl;
 
  private:
   explicit Array(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  nlohmann::json replace_attributes(const std::function<void(nlohmann::json&)>& edit, bool durable);
   std::shared_ptr<const Impl> impl_;
 };
 

@@ -71,6 +71,12 @@ class Group {
   const std::filesystem::path& path() const { return path_; }
   int zarr_format() const { return zarr_format_; }
   const nlohmann::json& attributes() const { return attributes_; }
+  // Changes and saves the group's attributes, as Array::update_attributes does (v3 zarr.json
+  // rewritten whole, v2 .zattrs); attributes() then holds the saved ones.
+  nlohmann::json update_attributes(const nlohmann::json& set, const std::vector<std::string>& remove = {},
+                                   bool durable = false);
+  // Replaces all of the group's attributes with `attributes` (a JSON object), saved at once.
+  void set_attributes(const nlohmann::json& attributes, bool durable = false);
   // True when members and their metadata come from consolidated metadata.
   bool consolidated() const { return consolidated_ != nullptr; }
 

@@ -49,10 +49,51 @@ ArrayLayout layout_from_json(const nlohmann::json& options) {
   return layout;
 }
 
+// zarrdirect.create()'s "order" and "filters" in the metadata document. v2: the .zarray members
+// themselves. v3: order "F" is a transpose codec reversing the axes, first in the chain (inside
+// the shards for a sharded array, so that they stay shards zarrdirect updates in part); filters
+// are a v2 notion there (v3 takes them as codecs), refused.
+void apply_order_and_filters(nlohmann::json& document, const nlohmann::json& options) {
+  const std::string order = options.value("order", std::string("C"));
+  if (order != "C" && order != "F")
+    throw Error(ErrorKind::invalid_argument, fmt::format("order must be \"C\" or \"F\", not {}", nlohmann::json(order).dump()));
+  nlohmann::json filters = options.value("filters", nlohmann::json());
+  if (!filters.is_null() && !filters.is_array())
+    throw Error(ErrorKind::invalid_argument, "filters must be a list of codec configurations");
+  if (filters.is_array() && filters.empty()) filters = nullptr;
+  if (document.value("zarr_format", 3) == 2) {
+    document["order"] = order;
+    if (!filters.is_null()) {
+      for (const auto& filter : filters)
+        if (!filter.is_object() || !filter.contains("id") || !filter["id"].is_string())
+          throw Error(ErrorKind::invalid_argument,
+                      fmt::format("filter {} is not a numcodecs configuration (an object with an \"id\")",
+                                  filter.dump().substr(0, 80)));
+      document["filters"] = filters;
+    }
+    return;
+  }
+  if (!filters.is_null())
+    throw Error(ErrorKind::invalid_argument,
+                "filters= is a zarr_format 2 option; for zarr_format 3 give them as codecs (codec=[...])");
+  if (order == "C") return;
+  const std::size_t rank = document.at("shape").size();
+  nlohmann::json axes = nlohmann::json::array();
+  for (std::size_t d = rank; d-- > 0;) axes.push_back(d);
+  const nlohmann::json transpose = {{"name", "transpose"}, {"configuration", {{"order", axes}}}};
+  nlohmann::json& outer = document["codecs"];
+  nlohmann::json& codecs = outer.size() == 1 && outer[0].value("name", "") == "sharding_indexed"
+                               ? outer[0]["configuration"]["codecs"]
+                               : outer;
+  codecs.insert(codecs.begin(), transpose);
+}
+
 Array create_array(const std::string& path, const std::string& options_json, bool overwrite) {
   nlohmann::json document;
   try {
-    document = make_array_metadata(layout_from_json(parse_json(options_json, "create options")));
+    nlohmann::json options = parse_json(options_json, "create options");
+    document = make_array_metadata(layout_from_json(options));
+    apply_order_and_filters(document, options);
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::invalid_argument, fmt::format("create options: {}", e.what()));
   }
@@ -116,9 +157,36 @@ py::dict write(const Array& array, const std::vector<std::pair<std::uint64_t, st
   return out;
 }
 
+// Saves a change of attributes (see Array::update_attributes); `replace`: `set_json` is the
+// whole new mapping.
+void update_array_attributes(Array& array, const std::string& set_json, const std::vector<std::string>& remove,
+                             bool replace) {
+  nlohmann::json set = parse_json(set_json, "attributes");
+  py::gil_scoped_release release;
+  if (replace) array.set_attributes(set);
+  else array.update_attributes(set, remove);
+}
+
+py::object update_group_attributes(Group& group, const std::string& set_json, const std::vector<std::string>& remove,
+                                   bool replace) {
+  nlohmann::json set = parse_json(set_json, "attributes");
+  {
+    py::gil_scoped_release release;
+    if (replace) group.set_attributes(set);
+    else group.update_attributes(set, remove);
+  }
+  return to_python(group.attributes());
+}
+
 }  // namespace
 
 void bind_write(py::module_& module) {
+  module.def("update_attributes", &update_array_attributes, py::arg("array"), py::arg("set_json"), py::arg("remove"),
+             py::arg("replace"),
+             "Saves a change of an array's attributes (zarr.json or .zattrs, atomically); the array's metadata "
+             "then holds them.");
+  module.def("update_group_attributes", &update_group_attributes, py::arg("group"), py::arg("set_json"),
+             py::arg("remove"), py::arg("replace"), "The same for a group; returns the attributes saved.");
   module.def("create_array", &create_array, py::arg("path"), py::arg("options_json"), py::arg("overwrite"),
              "Creates an array from zarrdirect.create()'s options (JSON); returns the open Array.");
   module.def("create_array_from_metadata", &create_array_from_metadata, py::arg("path"), py::arg("metadata_json"),

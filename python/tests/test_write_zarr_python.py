@@ -47,3 +47,48 @@ def test_zarrdirect_rewrites_zarr_python_arrays_in_part(tmp_path):
         data[10:22, 15:24] = patch
         np.testing.assert_array_equal(zarr.open_array(path, mode="r")[...], data, err_msg=name)
         np.testing.assert_array_equal(ours[...], data, err_msg=name)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_order_and_filters_read_back_through_zarr_python(tmp_path, order):
+    from numcodecs import Delta, FixedScaleOffset
+
+    data = sample("<u2")
+    arr = zarrdirect.create(tmp_path / "a", shape=SHAPE, dtype="<u2", chunks=CHUNKS, codec="zstd:1", zarr_format=2,
+                            order=order, filters=[Delta(dtype="<u2"), {"id": "shuffle", "elementsize": 2}])
+    arr[...] = data
+    arr[3:20, 5:41] = data[3:20, 5:41][::-1]
+    data[3:20, 5:41] = data[3:20, 5:41][::-1].copy()
+    theirs = zarr.open_array(str(tmp_path / "a"), mode="r")
+    assert theirs.order == order
+    assert [f.get_config()["id"] for f in theirs.filters] == ["delta", "shuffle"]
+    np.testing.assert_array_equal(theirs[...], data)
+    np.testing.assert_array_equal(zarrdirect.open(tmp_path / "a")[...], data)
+
+    # zarr-python's own F-order, filtered array, rewritten in part by zarrdirect.
+    floats = (sample("<f8") * 0.01).round(2)
+    z = zarr.open_array(str(tmp_path / "z"), mode="w", shape=SHAPE, chunks=CHUNKS, dtype="<f8", order=order,
+                        filters=[FixedScaleOffset(offset=0, scale=100, dtype="<f8", astype="<i4")])
+    z[...] = floats
+    mine = zarrdirect.open(tmp_path / "z", mode="r+")
+    mine[10:30, 0:25] = floats[10:30, 0:25] + 1
+    floats[10:30, 0:25] += 1
+    np.testing.assert_allclose(zarr.open_array(str(tmp_path / "z"), mode="r")[...], floats)
+
+
+def test_order_f_in_v3_is_a_transpose_codec(tmp_path):
+    data = sample("<i4")
+    for shards in (None, (32, 40)):
+        path = tmp_path / f"s{shards is not None}"
+        arr = zarrdirect.create(path, shape=SHAPE, dtype="<i4", chunks=CHUNKS, shards=shards, codec="raw", order="F")
+        arr[...] = data
+        np.testing.assert_array_equal(zarrdirect.open(path)[...], data)
+        doc = (path / "zarr.json").read_text()
+        assert '"transpose"' in doc
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="zarr_format 2"):
+        zarrdirect.create(tmp_path / "x", shape=SHAPE, dtype="<u2", chunks=CHUNKS, filters=[{"id": "delta", "dtype": "<u2"}])
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="order"):
+        zarrdirect.create(tmp_path / "y", shape=SHAPE, dtype="<u2", chunks=CHUNKS, order="K")
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="filter"):
+        zarrdirect.create(tmp_path / "z", shape=SHAPE, dtype="<u2", chunks=CHUNKS, zarr_format=2, filters=[3])
+    assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())

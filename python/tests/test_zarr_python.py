@@ -131,7 +131,8 @@ def test_attributes(tmp_path) -> None:
     reference.attrs.update({"units": "nm", "nested": {"list": [1, 2.5, None]}})
     array = zarrdirect.open(tmp_path / "attrs.zarr")
     assert array.attrs == {"units": "nm", "nested": {"list": [1, 2.5, None]}}
-    array.attrs["units"] = "changed"  # a copy: the array's own stay as read
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="read-only"):
+        array.attrs["units"] = "changed"  # opened for reading: attributes are not changed
     assert array.attrs["units"] == "nm"
 
 

@@ -78,8 +78,27 @@ class Array:
         return self._metadata["zarr_format"]
 
     @property
-    def attrs(self) -> dict:
-        """The user attributes (v2 .zattrs, v3 "attributes"); a copy, edits are not saved."""
+    def attrs(self) -> "Attributes":
+        """The user attributes (v2 .zattrs, v3 "attributes"): a dict holding a fresh copy. On an
+        array open for writing (``zarrdirect.open(path, mode="r+")``, ``zarrdirect.create``),
+        setting, deleting, ``update()``, ``put()`` and ``clear()`` save at once, as zarr-python's
+        Attributes does; on one opened for reading they are refused."""
+        from ._attributes import Attributes
+
+        return Attributes(_json_copy(self._metadata["attributes"]), self._attribute_saver(),
+                          self._attributes_refusal())
+
+    def _attribute_saver(self):
+        """How attrs saves a change, or None where the array is read-only."""
+        return None
+
+    def _attributes_refusal(self) -> str:
+        return (f"{self.path} was opened read-only: open it with zarrdirect.open(path, mode='r+') to change "
+                f"its attributes")
+
+    def _save_attributes(self, set_json: str, remove: list, replace: bool) -> dict:
+        _native.update_attributes(self._native, set_json, remove, replace)
+        self._metadata = self._native.metadata
         return _json_copy(self._metadata["attributes"])
 
     @property

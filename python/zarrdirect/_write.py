@@ -62,6 +62,17 @@ def _extents(value: Any, name: str) -> Optional[list[int]]:
     return extents
 
 
+def _filter_config(codec: Any) -> dict:
+    """A numcodecs filter as its configuration: a dict as given, or a codec's get_config()."""
+    if isinstance(codec, dict):
+        return dict(codec)
+    get_config = getattr(codec, "get_config", None)
+    if get_config is None:
+        raise InvalidArgumentError(
+            f"a filter must be a numcodecs codec or its configuration (a dict with an 'id'), not {codec!r}")
+    return dict(get_config())
+
+
 class WritableArray(Array):
     """An Array that can also be written: ``arr[selection] = value`` and :meth:`write`.
 
@@ -78,6 +89,14 @@ class WritableArray(Array):
     @property
     def mode(self) -> str:
         return "r+" if self._writable else "r"
+
+    @property
+    def read_only(self) -> bool:
+        """False when open for writing (mode "r+")."""
+        return not self._writable
+
+    def _attribute_saver(self):
+        return self._save_attributes if self._writable else None
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Writes `value` (a NumPy array or scalar, broadcast like NumPy; or a CUDA array of the
@@ -167,7 +186,8 @@ def open(path: str | os.PathLike, mode: str = "r") -> WritableArray:  # noqa: A0
 def create(path: str | os.PathLike, *, shape: Sequence[int] | int, dtype: Any, chunks: Sequence[int] | int | None = None,
            shards: Sequence[int] | int | None = None, codec: Any = "zstd:3", zarr_format: int = 3,
            fill_value: Any = 0, attributes: dict | None = None, dimension_names: Sequence[str | None] | None = None,
-           overwrite: bool = False, level: int | None = None) -> WritableArray:
+           overwrite: bool = False, level: int | None = None, order: str = "C",
+           filters: Sequence[Any] | None = None) -> WritableArray:
     """Creates a Zarr array in folder `path` and returns it open for writing (mode "r+").
 
     shape, dtype: any numeric NumPy dtype (stored little-endian).
@@ -176,6 +196,10 @@ def create(path: str | os.PathLike, *, shape: Sequence[int] | int, dtype: Any, c
     codec: "raw", "zstd:3", "blosc:lz4:5:shuffle", "gzip:6", "zlib:1", "bz2:9", "lz4", with
         "+crc32c" for a checksum (v3); or, for v3, a codec list as in zarr.json.
     level: replaces the codec's level.
+    order: "C" or "F", the order of elements inside each stored chunk (v2 "order"; v3 a transpose
+        codec reversing the axes). Reading and writing look the same either way.
+    filters: v2 filters, as numcodecs configurations ({"id": "delta", "dtype": "<u2"}) or
+        numcodecs codec objects: delta, fixedscaleoffset, astype, quantize, bitround, shuffle.
     overwrite: replace an array or group already at `path` (its metadata and all chunks are
         removed first). Without it, an existing node is an error and nothing is touched.
     """
@@ -194,6 +218,8 @@ def create(path: str | os.PathLike, *, shape: Sequence[int] | int, dtype: Any, c
         "fill_value": _fill_value_json(fill_value, dtype),
         "attributes": attributes if attributes is not None else {},
         "dimension_names": None if dimension_names is None else list(dimension_names),
+        "order": order,
+        "filters": None if filters is None else [_filter_config(f) for f in filters],
     }
     native = _native.create_array(os.fspath(path), json.dumps(options), bool(overwrite))
     return WritableArray(native, True)

@@ -1,22 +1,42 @@
 // The CUDA build's side of make_device_source (engine/chunk_source.hpp): a write from device
-// memory. Each worker copies its chunk's box from the (strided) device source into its own
-// pinned host buffer on its own stream, with cudaMemcpy2DAsync over the box's rows, then places
-// it into the chunk on the host; encoding and storing are the host path's.
+// memory.
+//
+// Each worker stages a chunk's box into its own pinned host buffer, packed in C order, on its own
+// stream, with one large device-to-host copy per box: straight from the source when the box is
+// one run of bytes there, else after a gather kernel (the reader's box-copy kernel, run with
+// source and destination swapped: device_source_plan.hpp) has packed it into the worker's device
+// scratch. Staging, scratch and streams come from the process's DevicePool, as for reads
+// (cudaHostAlloc costs milliseconds per MiB: paid once per process, not per write), pinned up to
+// the default staging budget and ordinary memory beyond it. A box that is
+// its whole chunk is then encoded from the staging itself (whole_chunk); a partial one is placed
+// into the writer's chunk on the host. Workers run at once, so one worker's copy overlaps the
+// others' encoding and writing.
 //
 // Ordering: start() waits for the caller's stream (null: the legacy default stream), so work the
 // caller queued before the write (the kernel that produced the data) is done before any copy.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_pool.hpp"
+#include "cuda/device_source_plan.hpp"
+#include "cuda/kernels.cuh"
 #include "engine/chunk_source.hpp"
+#include "zarrdirect/settings.hpp"
 
 namespace zarrdirect {
 namespace {
+
+std::uintptr_t address(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer); }
+
+constexpr std::size_t kPage = 4096;
+std::size_t round_to_page(std::size_t n) { return (std::max<std::size_t>(n, 1) + kPage - 1) / kPage * kPage; }
 
 class DeviceSource final : public ChunkSource {
  public:
@@ -40,108 +60,89 @@ class DeviceSource final : public ChunkSource {
 
   std::string_view name() const override { return "device"; }
 
-  void start(unsigned workers, std::size_t) override {
-    cuda::check_cuda(cudaSetDevice(device_), "cudaSetDevice (write source)");
+  void start(unsigned workers, std::size_t max_box_bytes) override {
+    cuda::use_device(device_);
     cuda::check_cuda(cudaStreamSynchronize(caller_stream_), "cudaStreamSynchronize (caller's stream before a write)");
-    workers_.resize(workers);
+    const std::size_t count = std::max(workers, 1u);
+    capacity_ = round_to_page(max_box_bytes);
+    auto& pool = cuda::DevicePool::instance();
+    streams_ = pool.acquire_streams(device_, count);
+    const std::size_t pinned = std::min(count, Settings{}.staging_bytes / capacity_);
+    slots_ = pool.acquire_slots(device_, capacity_, pinned);
+    while (slots_.size() < count) slots_.push_back(std::make_unique<cuda::StagingSlot>(device_, capacity_, false));
   }
 
-  void gather(unsigned worker_id, const ChunkBox& box, std::span<std::byte> chunk) override {
-    cuda::check_cuda(cudaSetDevice(device_), "cudaSetDevice (write source)");
-    Worker& worker = workers_[worker_id];
-    if (!worker.stream)
-      cuda::check_cuda(cudaStreamCreateWithFlags(&worker.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    const std::size_t size = layout_.element_size;
-    const std::size_t nbytes = static_cast<std::size_t>(box.num_elements()) * size;
-    if (worker.capacity < nbytes) {
-      if (worker.host) cudaFreeHost(worker.host);
-      worker.host = nullptr;
-      worker.capacity = 0;
-      void* host = nullptr;
-      cuda::check_cuda(cudaHostAlloc(&host, nbytes, cudaHostAllocPortable), "cudaHostAlloc (write staging)");
-      worker.host = static_cast<std::byte*>(host);
-      worker.capacity = nbytes;
-    }
-    copy_box_to_staging(worker, box);
-    cuda::check_cuda(cudaStreamSynchronize(worker.stream), "cudaStreamSynchronize (write staging)");
-    // The staging buffer holds the box packed in C order: place it into the chunk.
-    DestinationLayout staged = DestinationLayout::contiguous(
-        worker.host, std::span<const std::uint64_t>(box.extent.data(), box.rank), size);
+  void gather(unsigned worker, const ChunkBox& box, std::span<std::byte> chunk) override {
+    if (box.num_elements() == 0) return;
+    const std::byte* staged = stage(worker, box);
+    // The staging holds the box packed in C order: place it into the chunk.
+    DestinationLayout packed = DestinationLayout::contiguous(
+        const_cast<std::byte*>(staged), std::span<const std::uint64_t>(box.extent.data(), box.rank),
+        layout_.element_size);
     ChunkBox from_staging = box;
     from_staging.offset_in_dest = Extents{};
-    gather_box_from_host(staged, from_staging, chunk.data());
+    gather_box_from_host(packed, from_staging, chunk.data());
   }
 
-  void finish() override {}
+  std::span<const std::byte> whole_chunk(unsigned worker, const ChunkBox& box) override {
+    if (!box.covers_chunk() || box.num_elements() == 0) return {};
+    return {stage(worker, box), static_cast<std::size_t>(box.num_elements()) * layout_.element_size};
+  }
+
+  void finish() override { release(); }
 
  private:
-  struct Worker {
-    cudaStream_t stream = nullptr;
-    std::byte* host = nullptr;
-    std::size_t capacity = 0;
-  };
-
-  // Queues the copies of the box's rows (planes of rows where the rows are packed) into the
-  // worker's staging, packed in C order.
-  void copy_box_to_staging(Worker& worker, const ChunkBox& box) {
-    const std::size_t rank = box.rank;
-    const std::size_t size = layout_.element_size;
+  // Copies the box, packed in C order, into the worker's staging; returns it once the copy is
+  // done.
+  const std::byte* stage(unsigned worker, const ChunkBox& box) {
+    cuda::use_device(device_);
+    cuda::StagingSlot& slot = *slots_.at(worker);
+    cudaStream_t stream = streams_.at(worker);
+    const std::size_t nbytes = static_cast<std::size_t>(box.num_elements()) * layout_.element_size;
+    if (nbytes > slot.capacity)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("device source: a box of {} bytes, staging of {}", nbytes, slot.capacity));
     const std::byte* origin = layout_.address_of(box.offset_in_dest);
-    if (rank == 0) {
-      cuda::check_cuda(cudaMemcpyAsync(worker.host, origin, size, cudaMemcpyDeviceToHost, worker.stream),
-                       "cudaMemcpyAsync (write source)");
-      return;
-    }
-    const std::uint64_t row = box.extent[rank - 1];
-    const bool packed_rows = layout_.byte_strides[rank - 1] == static_cast<std::int64_t>(size);
-    // One cudaMemcpy2D covers: packed rows -> the last two dimensions (rows of `row` elements);
-    // strided rows -> one row (elements of `size` bytes at the row's stride).
-    // Planes need rows that do not overlap (a zero stride repeats one row): else row by row.
-    const bool planes = packed_rows && rank >= 2 &&
-                        layout_.byte_strides[rank - 2] >= static_cast<std::int64_t>(row * size);
-    std::size_t outer_dims = planes ? rank - 2 : rank - 1;
-    std::size_t width, height, spitch;
-    if (packed_rows) {
-      width = static_cast<std::size_t>(row) * size;
-      height = planes ? static_cast<std::size_t>(box.extent[rank - 2]) : 1;
-      spitch = planes ? static_cast<std::size_t>(layout_.byte_strides[rank - 2]) : width;
+    // The device scratch is cudaMalloc'd (aligned for any unit): 0 stands for its address.
+    const cuda::BoxPlan plan = cuda::plan_box_gather(box, layout_, address(origin), 0);
+    if (plan.contiguous) {
+      cuda::check_cuda(cudaMemcpyAsync(slot.host, origin, nbytes, cudaMemcpyDeviceToHost, stream),
+                       "cudaMemcpyAsync (write source to staging)");
     } else {
-      width = size;
-      height = static_cast<std::size_t>(row);
-      spitch = static_cast<std::size_t>(layout_.byte_strides[rank - 1]);
+      std::byte* scratch = slot.scratch();
+      cuda::check_cuda(cuda::launch_copy(plan.plan, origin, scratch, stream), "gather kernel launch");
+      cuda::check_cuda(cudaMemcpyAsync(slot.host, scratch, nbytes, cudaMemcpyDeviceToHost, stream),
+                       "cudaMemcpyAsync (gathered box to staging)");
     }
-    const std::size_t block = width * height;
-    std::uint64_t blocks = 1;
-    for (std::size_t d = 0; d < outer_dims; ++d) blocks *= box.extent[d];
-    Extents index{};
-    for (std::uint64_t b = 0; b < blocks; ++b) {
-      std::int64_t offset = 0;
-      for (std::size_t d = 0; d < outer_dims; ++d) offset += static_cast<std::int64_t>(index[d]) * layout_.byte_strides[d];
-      cuda::check_cuda(cudaMemcpy2DAsync(worker.host + b * block, width, origin + offset, spitch, width,
-                                         height, cudaMemcpyDeviceToHost, worker.stream),
-                       "cudaMemcpy2DAsync (write source)");
-      for (std::size_t d = outer_dims; d-- > 0;) {
-        if (++index[d] < box.extent[d]) break;
-        index[d] = 0;
-      }
-    }
+    cuda::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (write staging)");
+    return slot.host;
   }
 
+  // Gives staging and streams back to the pool once nothing is queued on them; after a GPU
+  // failure they are leaked instead (their work may still be running), as reads do.
   void release() {
-    for (auto& worker : workers_) {
-      if (worker.stream) {
-        cudaStreamSynchronize(worker.stream);
-        cudaStreamDestroy(worker.stream);
-      }
-      if (worker.host) cudaFreeHost(worker.host);
+    if (slots_.empty() && streams_.empty()) return;
+    bool broken = false;
+    for (cudaStream_t stream : streams_)
+      if (cudaStreamSynchronize(stream) != cudaSuccess) broken = true;
+    auto& pool = cuda::DevicePool::instance();
+    if (broken) {
+      for (auto& slot : slots_) (void)slot.release();
+      (void)cudaGetLastError();
+    } else {
+      pool.release_slots(std::move(slots_), Settings{}.staging_bytes);
+      pool.release_streams(device_, std::move(streams_));
     }
-    workers_.clear();
+    slots_.clear();
+    streams_.clear();
   }
 
   DestinationLayout layout_;
   cudaStream_t caller_stream_;
   int device_ = 0;
-  std::vector<Worker> workers_;
+  std::size_t capacity_ = 0;
+  std::vector<cuda::SlotPtr> slots_;        // one per worker
+  std::vector<cudaStream_t> streams_;       // one per worker
 };
 
 }  // namespace

@@ -67,6 +67,39 @@ TEST(DeviceSource, WritesFromDeviceMemoryEqualHostWrites) {
   }
 }
 
+TEST(DeviceSource, UncompressedChunksGoFromStagingToTheirFiles) {
+  // Raw chunks written whole from device memory: slabs (one run in the source: a plain copy into
+  // staging) and blocks (the gather kernel), then a region cutting both.
+  REQUIRE_GPU();
+  for (json chunk_shape : {json{2, 17, 20}, json{8, 16, 10}}) {
+    test::TempDir dir;
+    json doc = array_doc(false);
+    doc["codecs"] = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+    doc["chunk_grid"]["configuration"]["chunk_shape"] = chunk_shape;
+    Array array = Array::create(dir / "a", doc);
+    const std::size_t count = 13 * 17 * 20;
+    std::vector<std::uint32_t> host(count);
+    std::iota(host.begin(), host.end(), 7u);
+    void* device = nullptr;
+    ASSERT_EQ(cudaMalloc(&device, count * 4), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(device, host.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    array.write({}, Source{device, {}, Device::cuda, nullptr, {}, {}});
+    NDArray back = array.read();
+    EXPECT_EQ(std::memcmp(back.data(), host.data(), count * 4), 0) << chunk_shape.dump();
+    Region region{{1, 12}, {3, 16}, {4, 19}};
+    std::vector<std::uint32_t> part(11 * 13 * 15);
+    std::iota(part.begin(), part.end(), 500000u);
+    void* part_device = nullptr;
+    ASSERT_EQ(cudaMalloc(&part_device, part.size() * 4), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(part_device, part.data(), part.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    array.write(region, Source{part_device, {}, Device::cuda, nullptr, {}, {}});
+    NDArray got = array.read(region);
+    EXPECT_EQ(std::memcmp(got.data(), part.data(), part.size() * 4), 0) << chunk_shape.dump();
+    cudaFree(device);
+    cudaFree(part_device);
+  }
+}
+
 TEST(DeviceSource, HostMemoryIsRefusedAsADeviceSource) {
   REQUIRE_GPU();
   test::TempDir dir;

@@ -30,6 +30,12 @@ class ChunkSource {
   // workers call it at once, each with its own id.
   virtual void gather(unsigned worker, const ChunkBox& box, std::span<std::byte> chunk) = 0;
 
+  // For a box that is its whole chunk (box.covers_chunk()): the chunk's elements in C order in
+  // memory the source holds (the caller's array where the chunk lies in it as one run, a device
+  // source's staging), sparing gather()'s copy. Valid until this worker's next call. Empty when
+  // the source cannot; the writer then calls gather().
+  virtual std::span<const std::byte> whole_chunk(unsigned /*worker*/, const ChunkBox& /*box*/) { return {}; }
+
   // Called once after the workers, also after a failure.
   virtual void finish() {}
 };
@@ -41,6 +47,7 @@ class HostSource final : public ChunkSource {
   std::string_view name() const override { return "host"; }
   void start(unsigned, std::size_t) override {}
   void gather(unsigned worker, const ChunkBox& box, std::span<std::byte> chunk) override;
+  std::span<const std::byte> whole_chunk(unsigned worker, const ChunkBox& box) override;
 
  private:
   DestinationLayout layout_;

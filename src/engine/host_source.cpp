@@ -52,4 +52,9 @@ void HostSource::gather(unsigned, const ChunkBox& box, std::span<std::byte> chun
   gather_box_from_host(layout_, box, chunk.data());
 }
 
+std::span<const std::byte> HostSource::whole_chunk(unsigned, const ChunkBox& box) {
+  if (!box.covers_chunk() || !layout_.box_is_contiguous(box)) return {};
+  return {layout_.address_of(box.offset_in_dest), static_cast<std::size_t>(box.num_elements()) * layout_.element_size};
+}
+
 }  // namespace zarrdirect

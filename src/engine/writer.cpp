@@ -13,6 +13,15 @@
 // Chunks (and inner chunks) that hold only the fill value are left out, and removed if stored,
 // unless WriteSettings::write_empty_chunks. Every file is replaced by rename: a chunk or shard is
 // either old or new.
+//
+// Per chunk the hot path allocates nothing and copies as little as it can: each thread reuses its
+// buffers, kept between writes too (write_buffers.hpp); a chunk whose chain stores the array's
+// bytes as they are (bytes, native order, no filter or compressor) is written straight from the
+// gathered chunk, or from the source itself when the source holds the chunk whole
+// (ChunkSource::whole_chunk); a shard is streamed into its file as its inner chunks are encoded
+// (never held whole in memory), then its index; the folders of one write are opened once
+// (FolderCache). Each chunk or shard is written under its key's lock (see KeyLock for why a
+// whole chunk takes it too); a whole one only from the moment its bytes are ready.
 #include "engine/writer.hpp"
 
 #include <algorithm>
@@ -25,28 +34,11 @@
 #include <fmt/format.h>
 
 #include "engine/chunk_grid.hpp"
+#include "engine/write_buffers.hpp"
 #include "engine/worker_pool.hpp"
 
 namespace zarrdirect {
 namespace {
-
-bool all_fill(std::span<const std::byte> chunk, std::span<const std::byte> fill) {
-  const std::size_t size = fill.size();
-  if (std::all_of(fill.begin(), fill.end(), [](std::byte b) { return b == std::byte{0}; }))
-    return std::all_of(chunk.begin(), chunk.end(), [](std::byte b) { return b == std::byte{0}; });
-  for (std::size_t i = 0; i < chunk.size(); i += size)
-    if (std::memcmp(chunk.data() + i, fill.data(), size) != 0) return false;
-  return true;
-}
-
-void fill_with(std::span<std::byte> chunk, std::span<const std::byte> fill) {
-  const std::size_t size = fill.size();
-  if (std::all_of(fill.begin(), fill.end(), [](std::byte b) { return b == std::byte{0}; })) {
-    std::memset(chunk.data(), 0, chunk.size());
-    return;
-  }
-  for (std::size_t i = 0; i + size <= chunk.size(); i += size) std::memcpy(chunk.data() + i, fill.data(), size);
-}
 
 // The index codecs of a sharding configuration, in the form CodecChain::create takes.
 codec::CodecChain make_index_chain(const nlohmann::json& configuration, const codec::ShardingCodec& sharding) {
@@ -80,19 +72,26 @@ class WriteJob {
       index_chain_ = make_index_chain(metadata_.codecs[0].value("configuration", nlohmann::json::object()), *array_.sharding);
       // Few shards: their inner chunks get the threads the shards leave idle.
       inner_workers_ = std::max(1u, threads / workers_);
+      shards_.resize(workers_);
     }
+    buffers_ = take_write_buffers(std::size_t{workers_} * inner_workers_);
     total_ = count;
-    source_.start(workers_ * inner_workers_, static_cast<std::size_t>(metadata_.chunk_nbytes()));
+    // The largest box a source is asked for: a chunk, or an inner chunk of a shard.
+    const std::size_t box_bytes = static_cast<std::size_t>(
+        array_.sharding ? array_.sharding->inner_chain().decoded_spec().nbytes() : metadata_.chunk_nbytes());
     try {
+      source_.start(workers_ * inner_workers_, box_bytes);
       parallel(count, [&](unsigned worker, std::uint64_t task) {
         if (array_.sharding) write_shard(worker, chunks.cell(task));
         else write_chunk(worker, chunks.cell(task));
       });
     } catch (...) {
       source_.finish();
+      give_back_write_buffers(std::move(buffers_));
       throw;
     }
     source_.finish();
+    give_back_write_buffers(std::move(buffers_));
     if (error_) {
       try {
         std::rethrow_exception(error_);
@@ -113,11 +112,36 @@ class WriteJob {
   }
 
  private:
+  using Buffers = WriteBuffers;
+
+  // One inner chunk of a shard being written.
+  struct InnerEntry {
+    bool present = false;
+    bool kept = false;  // present in the stored shard and not (yet) replaced
+    std::uint64_t offset = 0, nbytes = 0;  // kept: in the stored shard; else in the new one
+  };
+
+  // What one shard worker reuses from shard to shard.
+  struct ShardBuffers {
+    std::vector<InnerEntry> entries;
+    std::optional<StoreFile> old_file;  // the stored shard an update reads from
+    codec::ByteBuffer old_index;
+    std::vector<std::uint64_t> index;
+  };
+
+  // The shard file being written: inner chunks appended as they are encoded, by several threads.
+  struct ShardFile {
+    ShardFile(std::optional<KeyLock>& shard_lock, std::uint64_t start) : lock(shard_lock), body_start(start) {}
+    std::optional<KeyLock>& lock;
+    const std::uint64_t body_start;  // where the first inner chunk goes (after an index at the start)
+    std::uint64_t end = 0;           // bytes of the body written so far
+    std::mutex mutex;
+  };
+
   // Runs body(worker, task) for every task in [0, tasks) on workers_ threads.
   template <typename Body>
   void parallel(std::uint64_t tasks, Body&& body) {
     std::atomic<std::uint64_t> next{0};
-    buffers_.resize(workers_);
     auto loop = [&](unsigned worker) {
       while (!failed_.load(std::memory_order_relaxed)) {
         std::uint64_t task = next.fetch_add(1);
@@ -163,18 +187,45 @@ class WriteJob {
     return true;
   }
 
-  // Stores an encoded chunk or removes an empty one, under `lock` when held.
-  void store(const std::string& key, std::optional<KeyLock>& lock, std::span<const std::byte> encoded, bool empty) {
-    if (empty) {
-      if (lock) lock->erase(options_.durable);
-      else array_.store->erase(key, options_.durable);
-      ++files_erased_;
-      return;
-    }
-    if (lock) lock->commit(encoded, options_.durable);
-    else array_.store->set(key, encoded, options_.durable);
+  KeyLock lock_key(const std::string& key) { return array_.store->lock(key, options_.durable, &folders_); }
+
+  // Stores an encoded chunk, under `lock` when held (else it is taken now).
+  void store(const std::string& key, std::optional<KeyLock>& lock, std::span<const std::byte> bytes) {
+    if (!lock) lock.emplace(lock_key(key));
+    lock->commit(bytes, options_.durable);
     ++files_written_;
-    bytes_written_ += encoded.size();
+    bytes_written_ += bytes.size();
+  }
+
+  // Removes the stored chunk or shard `key` of an all-fill write, if there is one.
+  void erase(const std::string& key, std::optional<KeyLock>& lock) {
+    // Nothing stored and nothing to remove: skip taking the lock at all.
+    if (!lock && !array_.store->exists(key)) return;
+    if (lock) lock->erase(options_.durable);
+    else array_.store->erase(key, options_.durable);
+    ++files_erased_;
+  }
+
+  // The decoded chunk for `box` (of the chunk starting at `start`): the source's own memory when
+  // it holds the whole chunk, else `buffers.chunk`, filled (fill value beyond the array's edge;
+  // stored values when the box covers only part of what is stored, `merge_stored` reading them)
+  // and then gathered into.
+  template <typename MergeStored>
+  std::span<const std::byte> assemble(unsigned slot, const ChunkBox& box, const Extents& start, std::size_t nbytes,
+                                      Buffers& buffers, MergeStored&& merge_stored) {
+    if (covers_stored_part(box, start)) {
+      if (box.covers_chunk()) {
+        auto whole = source_.whole_chunk(slot, box);
+        if (whole.size() == nbytes) return whole;
+      }
+      buffers.chunk.resize(nbytes);
+      if (!box.covers_chunk()) fill_with(buffers.chunk, fill_);  // the edge beyond the array
+    } else {
+      buffers.chunk.resize(nbytes);
+      merge_stored(buffers);
+    }
+    source_.gather(slot, box, buffers.chunk);
+    return buffers.chunk;
   }
 
   void write_chunk(unsigned worker, const Extents& coords) {
@@ -184,37 +235,27 @@ class WriteJob {
       ChunkBox box = box_of(coords, Extents{}, chunk_shape_, region_, rank_);
       Extents start{};
       for (std::size_t d = 0; d < rank_; ++d) start[d] = coords[d] * chunk_shape_[d];
-      auto& buffers = buffers_[worker];
-      buffers.chunk.resize(static_cast<std::size_t>(metadata_.chunk_nbytes()));
+      const unsigned slot = worker * inner_workers_;
+      Buffers& buffers = *buffers_[slot];
+      // A chunk covered in part is read, merged and written under its lock; one covered whole
+      // is encoded first and locked only to be stored.
       std::optional<KeyLock> lock;
-      if (covers_stored_part(box, start)) {
-        if (!box.covers_chunk()) fill_with(buffers.chunk, fill_);  // the edge beyond the array
-      } else {
-        ++merged_;
-        lock.emplace(array_.store->lock(key, options_.durable));
-        read_chunk(key, buffers);
-      }
-      source_.gather(worker * inner_workers_, box, buffers.chunk);
-      const bool empty = !options_.write_empty_chunks && all_fill(buffers.chunk, fill_);
-      if (empty) {
+      auto decoded = assemble(slot, box, start, static_cast<std::size_t>(metadata_.chunk_nbytes()), buffers,
+                              [&](Buffers& b) {
+                                ++merged_;
+                                lock.emplace(lock_key(key));
+                                read_chunk(key, b);
+                              });
+      if (!options_.write_empty_chunks && all_fill(decoded, fill_)) {
         ++empty_;
-        // Nothing stored and nothing to remove: skip taking the lock at all.
-        if (!lock && !array_.store->exists(key)) return;
-        store(key, lock, {}, true);
+        erase(key, lock);
         return;
       }
-      auto encoded = array_.chain.encode(buffers.chunk);
-      store(key, lock, encoded, false);
+      store(key, lock, encode_chunk(array_.chain, decoded, buffers.encode_a, buffers.encode_b).bytes);
     } catch (const Error& e) {
       throw e.with_context(fmt::format("{} (chunk {})", (array_.path / key).string(), key));
     }
   }
-
-  struct Buffers {
-    codec::ByteBuffer chunk;
-    codec::ByteBuffer file;
-    codec::Scratch scratch;
-  };
 
   // Decodes the stored chunk `key` into buffers.chunk, or fills it when missing.
   void read_chunk(const std::string& key, Buffers& buffers) {
@@ -231,13 +272,55 @@ class WriteJob {
     array_.chain.decode(buffers.file, buffers.chunk, buffers.scratch);
   }
 
-  // One inner chunk of a shard being written: its new encoding, or the stored bytes kept.
-  struct InnerEntry {
-    bool present = false;
-    bool kept = false;                // the old shard's bytes at [offset, offset + nbytes)
-    std::uint64_t offset = 0, nbytes = 0;
-    codec::ByteBuffer encoded;        // when present and not kept
-  };
+  // Opens the stored shard `key` (if any) into shard.old_file and marks its inner chunks kept.
+  // Only the index is read: touched inner chunks are read one by one when merged, untouched ones
+  // copied file to file.
+  void read_shard(const std::string& key, ShardBuffers& shard) {
+    const auto& sharding = *array_.sharding;
+    shard.old_file = array_.store->open(key);
+    if (!shard.old_file) return;
+    const std::uint64_t size = shard.old_file->size();
+    if (size > sharding.max_encoded_size() || size < sharding.index_nbytes())
+      throw Error(ErrorKind::corrupt_data, fmt::format("stored shard is {} bytes, outside [{}, {}]", size,
+                                                       sharding.index_nbytes(), sharding.max_encoded_size()));
+    shard.old_index.resize(static_cast<std::size_t>(sharding.index_nbytes()));
+    shard.old_file->read_exact(sharding.index_offset(size), shard.old_index);
+    auto index = sharding.decode_index(shard.old_index, size);
+    for (std::size_t i = 0; i < shard.entries.size(); ++i) {
+      if (index[i].missing()) continue;
+      auto& entry = shard.entries[i];
+      entry.present = entry.kept = true;
+      entry.offset = index[i].offset;
+      entry.nbytes = index[i].nbytes;
+    }
+  }
+
+  // Appends an inner chunk's bytes to the shard file (taking the shard's lock first if the write
+  // has not yet); returns their offset in the shard's body.
+  std::uint64_t append_to_shard(const std::string& key, ShardFile& file, std::span<const std::byte> bytes) {
+    std::lock_guard guard(file.mutex);
+    start_appending(key, file);
+    file.lock->write(bytes);
+    const std::uint64_t at = file.end;
+    file.end += bytes.size();
+    return at;
+  }
+
+  // The same for `nbytes` stored bytes of `source` at `offset`.
+  std::uint64_t append_to_shard(const std::string& key, ShardFile& file, const StoreFile& source, std::uint64_t offset,
+                                std::uint64_t nbytes) {
+    std::lock_guard guard(file.mutex);
+    start_appending(key, file);
+    file.lock->copy_from(source, offset, nbytes);
+    const std::uint64_t at = file.end;
+    file.end += nbytes;
+    return at;
+  }
+
+  void start_appending(const std::string& key, ShardFile& file) {
+    if (!file.lock) file.lock.emplace(lock_key(key));
+    if (file.end == 0) file.lock->seek(file.body_start);
+  }
 
   void write_shard(unsigned worker, const Extents& coords) {
     const auto& sharding = *array_.sharding;
@@ -255,35 +338,27 @@ class WriteJob {
       positions_ += inner.size();
       ChunkBox shard_box = box_of(coords, Extents{}, chunk_shape_, region_, rank_);
 
-      std::vector<InnerEntry> entries(static_cast<std::size_t>(sharding.inner_chunk_count()));
+      ShardBuffers& shard = shards_[worker];
+      shard.entries.assign(static_cast<std::size_t>(sharding.inner_chunk_count()), InnerEntry{});
+      shard.old_file.reset();
       std::optional<KeyLock> lock;
-      codec::ByteBuffer old_shard;
       if (!covers_stored_part(shard_box, origin)) {
         ++merged_;
-        lock.emplace(array_.store->lock(key, options_.durable));
-        if (auto file = array_.store->open(key)) {
-          if (file->size() > sharding.max_encoded_size() || file->size() < sharding.index_nbytes())
-            throw Error(ErrorKind::corrupt_data, fmt::format("stored shard is {} bytes, outside [{}, {}]", file->size(),
-                                                             sharding.index_nbytes(), sharding.max_encoded_size()));
-          old_shard.resize(static_cast<std::size_t>(file->size()));
-          file->read_all(old_shard);
-          auto index = sharding.decode_index(
-              std::span<const std::byte>(old_shard).subspan(static_cast<std::size_t>(sharding.index_offset(file->size())),
-                                                            static_cast<std::size_t>(sharding.index_nbytes())),
-              file->size());
-          for (std::size_t i = 0; i < entries.size(); ++i)
-            if (!index[i].missing()) entries[i] = {true, true, index[i].offset, index[i].nbytes, {}};
-        }
+        lock.emplace(lock_key(key));
+        read_shard(key, shard);
       }
+      const bool index_first = sharding.index_location() == codec::IndexLocation::start;
+      ShardFile file{lock, index_first ? sharding.index_nbytes() : 0};
 
-      // The touched inner chunks, encoded on up to inner_workers_ threads.
+      // The touched inner chunks, encoded on up to inner_workers_ threads and appended to the
+      // shard file as each is done.
       const std::uint64_t touched = inner.size();
       const unsigned helpers = static_cast<unsigned>(std::min<std::uint64_t>(inner_workers_, touched));
       std::atomic<std::uint64_t> next{0};
       const std::size_t inner_bytes = static_cast<std::size_t>(inner_chain.decoded_spec().nbytes());
       WorkerPool::shared().run(std::max(1u, helpers), [&](unsigned helper) {
-        Buffers local;
-        local.chunk.resize(inner_bytes);
+        const unsigned slot = worker * inner_workers_ + helper;
+        Buffers& local = *buffers_[slot];
         for (std::uint64_t t = next.fetch_add(1); t < touched && !failed_.load(std::memory_order_relaxed);
              t = next.fetch_add(1)) {
           Extents local_coords = inner.cell(t);  // cell of the inner grid, counted from the shard's origin
@@ -293,58 +368,56 @@ class WriteJob {
             linear = linear * sharding.chunks_per_shard()[d] + local_coords[d];
             start[d] = origin[d] + local_coords[d] * inner_shape[d];
           }
-          InnerEntry& entry = entries[static_cast<std::size_t>(linear)];
+          InnerEntry& entry = shard.entries[static_cast<std::size_t>(linear)];
           ChunkBox box = box_of(local_coords, origin, inner_shape, region_, rank_);
-          if (covers_stored_part(box, start)) {
-            if (!box.covers_chunk()) fill_with(local.chunk, fill_);
-          } else if (entry.present) {
-            inner_chain.decode(std::span<const std::byte>(old_shard).subspan(static_cast<std::size_t>(entry.offset),
-                                                                            static_cast<std::size_t>(entry.nbytes)),
-                               local.chunk, local.scratch);
-          } else {
-            fill_with(local.chunk, fill_);
-          }
-          source_.gather(worker * inner_workers_ + helper, box, local.chunk);
+          auto decoded = assemble(slot, box, start, inner_bytes, local, [&](Buffers& b) {
+            if (!entry.present) {
+              fill_with(b.chunk, fill_);
+              return;
+            }
+            b.file.resize(static_cast<std::size_t>(entry.nbytes));
+            shard.old_file->read_exact(entry.offset, b.file);
+            inner_chain.decode(b.file, b.chunk, b.scratch);
+          });
           entry = InnerEntry{};
-          if (!options_.write_empty_chunks && all_fill(local.chunk, fill_)) {
+          if (!options_.write_empty_chunks && all_fill(decoded, fill_)) {
             ++empty_;
             continue;
           }
-          entry.present = true;
-          entry.encoded = inner_chain.encode(local.chunk);
+          auto bytes = encode_chunk(inner_chain, decoded, local.encode_a, local.encode_b).bytes;
+          entry = {true, false, append_to_shard(key, file, bytes), bytes.size()};
         }
       });
+      if (failed_.load()) return;  // another task failed: leave the shard as it was
 
-      // Assemble: inner chunks in index order, then the index where the metadata puts it.
-      const bool index_first = sharding.index_location() == codec::IndexLocation::start;
-      const std::uint64_t base = index_first ? sharding.index_nbytes() : 0;
-      std::vector<std::uint64_t> raw(entries.size() * 2, ~std::uint64_t{0});
-      codec::ByteBuffer body;
-      bool any = false;
-      for (std::size_t i = 0; i < entries.size(); ++i) {
-        const auto& entry = entries[i];
-        if (!entry.present) continue;
-        any = true;
-        std::span<const std::byte> bytes =
-            entry.kept ? std::span<const std::byte>(old_shard).subspan(static_cast<std::size_t>(entry.offset),
-                                                                       static_cast<std::size_t>(entry.nbytes))
-                       : std::span<const std::byte>(entry.encoded);
-        raw[2 * i] = base + body.size();
-        raw[2 * i + 1] = bytes.size();
-        body.insert(body.end(), bytes.begin(), bytes.end());
+      // Inner chunks the write did not touch keep their stored bytes, copied file to file.
+      for (auto& entry : shard.entries) {
+        if (!entry.kept) continue;
+        entry = {true, false, append_to_shard(key, file, *shard.old_file, entry.offset, entry.nbytes), entry.nbytes};
       }
-      if (!any) {
-        if (!lock && !array_.store->exists(key)) return;
-        store(key, lock, {}, true);
+      shard.old_file.reset();
+      if (!lock) {  // nothing written: every inner chunk is empty
+        erase(key, lock);
         return;
       }
-      codec::ByteBuffer index = index_chain_.encode(std::as_bytes(std::span(raw)));
-      codec::ByteBuffer shard;
-      shard.reserve(body.size() + index.size());
-      if (index_first) shard.insert(shard.end(), index.begin(), index.end());
-      shard.insert(shard.end(), body.begin(), body.end());
-      if (!index_first) shard.insert(shard.end(), index.begin(), index.end());
-      store(key, lock, shard, false);
+      bool any = false;
+      shard.index.assign(shard.entries.size() * 2, ~std::uint64_t{0});
+      for (std::size_t i = 0; i < shard.entries.size(); ++i) {
+        if (!shard.entries[i].present) continue;
+        any = true;
+        shard.index[2 * i] = file.body_start + shard.entries[i].offset;
+        shard.index[2 * i + 1] = shard.entries[i].nbytes;
+      }
+      if (!any) {
+        erase(key, lock);
+        return;
+      }
+      codec::ByteBuffer index = index_chain_.encode(std::as_bytes(std::span(shard.index)));
+      lock->seek(index_first ? 0 : file.body_start + file.end);
+      lock->write(index);
+      lock->publish(options_.durable);
+      ++files_written_;
+      bytes_written_ += file.end + index.size();
     } catch (const Error& e) {
       throw e.with_context(fmt::format("{} (shard {})", (array_.path / key).string(), key));
     }
@@ -362,8 +435,10 @@ class WriteJob {
   unsigned workers_ = 1;
   unsigned inner_workers_ = 1;
   codec::CodecChain index_chain_;
+  FolderCache folders_;
 
-  std::vector<Buffers> buffers_;
+  std::vector<std::unique_ptr<Buffers>> buffers_;  // one per thread: worker * inner_workers_ + helper
+  std::vector<ShardBuffers> shards_;  // one per shard worker
   WriteStats stats_;
   std::atomic<bool> failed_{false};
   std::mutex error_mutex_;

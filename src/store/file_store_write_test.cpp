@@ -218,5 +218,75 @@ TEST(FileStoreWrite, AnAbandonedLockKeepsTheOldValueAndFreesTheKey) {
   EXPECT_EQ(files_below(dir.path()), (std::vector<std::string>{"j", "k"}));
 }
 
+TEST(FileStoreWrite, AFolderCacheOpensEachFolderOnceAndStaysBeneathTheRoot) {
+  test::TempDir dir;
+  test::TempDir outside;
+  FileStore store(dir.path());
+  FolderCache folders;
+  // More folders than the cache holds: it starts over and every value still lands.
+  const std::size_t count = FolderCache::kMaxFolders + 20;
+  for (std::size_t i = 0; i < count; ++i) {
+    auto lock = store.lock("c/" + std::to_string(i % 7) + "/" + std::to_string(i) + "/k", false, &folders);
+    lock.commit(bytes_of("value " + std::to_string(i)), false);
+  }
+  for (std::size_t i = 0; i < count; ++i)
+    EXPECT_EQ(read_text(dir / "c" / std::to_string(i % 7) / std::to_string(i) / "k"), "value " + std::to_string(i));
+  auto lock = store.lock("k0", false, &folders);  // a key at the root, through the cache too
+  lock.commit(bytes_of("root"), false);
+  EXPECT_EQ(read_text(dir / "k0"), "root");
+
+  // A link planted where a folder the cache has not seen would go is refused, as without a cache.
+  fs::create_symlink(outside.path(), dir / "c/link");
+  EXPECT_THROW(store.lock("c/link/x", false, &folders), Error);
+  EXPECT_TRUE(fs::is_empty(outside.path()));
+}
+
+TEST(FileStoreWrite, AValueWrittenInPiecesWithSeeksAndCopies) {
+  test::TempDir dir;
+  FileStore store(dir.path());
+  store.set("old", bytes_of("0123456789"));
+  auto old = store.open("old");
+  ASSERT_TRUE(old);
+  {
+    auto lock = store.lock("shard/0");
+    lock.seek(4);  // room for a header written last
+    lock.write(bytes_of("body"));
+    lock.copy_from(*old, 3, 4);
+    lock.seek(0);
+    lock.write(bytes_of("HEAD"));
+    EXPECT_EQ(read_text(dir / "shard/0.__lock"), "HEADbody3456");
+    EXPECT_FALSE(fs::exists(dir / "shard/0"));  // nothing visible before publish()
+    lock.publish(false);
+  }
+  EXPECT_EQ(read_text(dir / "shard/0"), "HEADbody3456");
+  EXPECT_EQ(files_below(dir.path()), (std::vector<std::string>{"old", "shard", "shard/0"}));
+
+  // Copying past the end of the source is corrupt data naming it; the key keeps its value.
+  {
+    auto lock = store.lock("shard/0");
+    try {
+      lock.copy_from(*old, 8, 5);
+      FAIL() << "copy past the end accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::corrupt_data);
+      EXPECT_NE(std::string(e.what()).find("old"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(read_text(dir / "shard/0"), "HEADbody3456");
+}
+
+TEST(FileStoreWrite, ALockFileLeftWithBytesStartsTheNewValueEmpty) {
+  test::TempDir dir;
+  FileStore store(dir.path());
+  { std::ofstream(dir / "k.__lock") << "stale bytes of a crashed writer"; }
+  store.set("k", bytes_of("ab"));
+  EXPECT_EQ(read_text(dir / "k"), "ab");
+  { std::ofstream(dir / "k.__lock") << "stale again"; }
+  auto lock = store.lock("k");
+  lock.write(bytes_of("xyz"));
+  lock.publish(false);
+  EXPECT_EQ(read_text(dir / "k"), "xyz");
+}
+
 }  // namespace
 }  // namespace zarrdirect
