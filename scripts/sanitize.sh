@@ -4,12 +4,13 @@
 # CLI tests run the sanitized CLI too) and runs every test.
 #
 #   scripts/sanitize.sh [gtest arguments...]      e.g. --gtest_filter='BadInput*'
+#   ZARRDIRECT_CMAKE_ARGS="-DZARRDIRECT_DEPS_DIR=..." scripts/sanitize.sh   (extra CMake options)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 cmake -S . -B build-asan -DZARRDIRECT_SANITIZE=ON -DZARRDIRECT_CUDA=OFF -DZARRDIRECT_PYTHON=OFF \
-  -DZARRDIRECT_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  -DZARRDIRECT_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug ${ZARRDIRECT_CMAKE_ARGS:-} >/dev/null
 cmake --build build-asan -j "$jobs" --target zarrdirect_tests zarrdirect_cli
 
 # detect_leaks: leaks fail the run too. allocator_may_return_null: a huge allocation is the
