@@ -60,6 +60,8 @@ class ShardingCodec final : public ArrayToBytesCodec {
   const std::vector<std::uint64_t>& chunks_per_shard() const { return chunks_per_shard_; }
   std::uint64_t inner_chunk_count() const { return inner_chunk_count_; }
   const CodecChain& inner_chain() const { return inner_chain_; }
+  // The chain the index is stored with (index_codecs; bytes + crc32c when the metadata names none).
+  const CodecChain& index_chain() const { return index_chain_; }
   IndexLocation index_location() const { return index_location_; }
   std::uint64_t index_nbytes() const { return index_nbytes_; }
 

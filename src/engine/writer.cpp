@@ -40,21 +40,6 @@
 namespace zarrdirect {
 namespace {
 
-// The index codecs of a sharding configuration, in the form CodecChain::create takes.
-codec::CodecChain make_index_chain(const nlohmann::json& configuration, const codec::ShardingCodec& sharding) {
-  codec::ArraySpec spec;
-  spec.shape = sharding.chunks_per_shard();
-  spec.shape.push_back(2);
-  spec.dtype = DataType{ScalarKind::unsigned_int, 8};
-  spec.fill_value.assign(8, std::byte{0xff});
-  nlohmann::json codecs = configuration.contains("index_codecs")
-                              ? configuration["index_codecs"]
-                              : nlohmann::json::parse(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}])");
-  nlohmann::json normalized = nlohmann::json::array();
-  for (const auto& entry : codecs) normalized.push_back(entry.is_string() ? nlohmann::json{{"name", entry}} : entry);
-  return codec::CodecChain::create(normalized, spec, "sharding_indexed.index_codecs");
-}
-
 class WriteJob {
  public:
   WriteJob(const Array::Impl& array, const Region& region, ChunkSource& source, const WriteSettings& options,
@@ -69,7 +54,6 @@ class WriteJob {
     const unsigned threads = settings_.effective_threads();
     workers_ = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, count)));
     if (array_.sharding) {
-      index_chain_ = make_index_chain(metadata_.codecs[0].value("configuration", nlohmann::json::object()), *array_.sharding);
       // Few shards: their inner chunks get the threads the shards leave idle.
       inner_workers_ = std::max(1u, threads / workers_);
       shards_.resize(workers_);
@@ -412,7 +396,7 @@ class WriteJob {
         erase(key, lock);
         return;
       }
-      codec::ByteBuffer index = index_chain_.encode(std::as_bytes(std::span(shard.index)));
+      codec::ByteBuffer index = array_.sharding->index_chain().encode(std::as_bytes(std::span(shard.index)));
       lock->seek(index_first ? 0 : file.body_start + file.end);
       lock->write(index);
       lock->publish(options_.durable);
@@ -434,7 +418,6 @@ class WriteJob {
   const std::vector<std::byte>& fill_;
   unsigned workers_ = 1;
   unsigned inner_workers_ = 1;
-  codec::CodecChain index_chain_;
   FolderCache folders_;
 
   std::vector<std::unique_ptr<Buffers>> buffers_;  // one per thread: worker * inner_workers_ + helper
