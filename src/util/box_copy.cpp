@@ -62,6 +62,21 @@ void copy_box_to_host(const std::byte* chunk, const ChunkBox& box, const Destina
   });
 }
 
+void copy_box_from_host(const DestinationLayout& source, const ChunkBox& box, std::byte* chunk) {
+  const std::size_t size = source.element_size;
+  const std::uint64_t row = box.rank ? box.extent[box.rank - 1] : 1;
+  const std::int64_t inner_stride = box.rank ? source.byte_strides[box.rank - 1] : 0;
+  const bool packed_rows = box.rank == 0 || inner_stride == static_cast<std::int64_t>(size);
+  for_each_row(box, source, [&](const std::byte* in, std::uint64_t out) {
+    std::byte* to = chunk + out * size;
+    if (packed_rows) {
+      std::memcpy(to, in, row * size);
+    } else {
+      for (std::uint64_t i = 0; i < row; ++i) std::memcpy(to + i * size, in + static_cast<std::int64_t>(i) * inner_stride, size);
+    }
+  });
+}
+
 void fill_box_on_host(const std::byte* fill, const ChunkBox& box, const DestinationLayout& dest) {
   const std::size_t size = dest.element_size;
   const std::uint64_t row = box.rank ? box.extent[box.rank - 1] : 1;
