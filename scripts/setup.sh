@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev pybind11-dev python3-numpy python3-pytest python3-zarr python3-numcodecs
   python3-pip python3-setuptools python3-wheel python3-venv python3-build ccache
+  python3-dask python3-distributed python3-xarray python3-fsspec python3-aiohttp
+  libcurl4-openssl-dev liburing-dev nginx-light
   clang libclang-rt-14-dev
 )
 
