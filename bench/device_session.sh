@@ -65,8 +65,14 @@ build-dev/tests/zarrdirect_tests 2>&1 | tee "$OUT/tests.log" | grep -E "^\[  (FA
 
 log "Python tests"
 pythonpath="$PWD/build-dev/python"
-# The GPU machine may lack pytest: Debian's pure-Python copy travels in .device/pylib.
-python3 -c 'import pytest' 2>/dev/null || pythonpath="$pythonpath:$PWD/.device/pylib"
+# The GPU machine lacks pytest and Dask: Debian's pure-Python copies travel in .device/pylib.
+# Those the machine has itself are dropped first, so its own versions are the ones imported.
+for entry in .device/pylib/*; do
+  name=$(basename "$entry" .py)
+  python3 -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('$name') else 1)" 2>/dev/null &&
+    rm -rf "$entry"
+done
+pythonpath="$pythonpath:$PWD/.device/pylib"
 PYTHONPATH="$pythonpath" timeout 300 python3 -m pytest -q -x python/tests 2>&1 | tail -25
 
 fi  # bench_only

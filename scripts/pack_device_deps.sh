@@ -12,6 +12,8 @@ mkdir -p "$out/include" "$out/lib"
 inc=/usr/include
 lib=/usr/lib/x86_64-linux-gnu
 cp -r "$inc/nlohmann" "$inc/CLI" "$inc/fmt" "$inc/gtest" "$inc/gmock" "$out/include/"
+# libcurl's headers only: the GPU machine's own libcurl.so.4 (Ubuntu's) is linked there.
+cp -r "$inc/x86_64-linux-gnu/curl" "$out/include/"
 cp "$inc"/{zstd.h,zstd_errors.h,zdict.h,lz4.h,lz4hc.h,lz4frame.h,zlib.h,zconf.h,bzlib.h,blosc.h,blosc-export.h} "$out/include/"
 cp "$lib"/{libgtest.a,libgtest_main.a,libgmock.a} "$out/lib/"
 # Each shared library under its soname (what the loader asks for) and its link name (what the
