@@ -68,13 +68,19 @@ def _device_kind(device: Any) -> str:
 
 def _read_block(array: Array, region: tuple, device: Any) -> Any:
     """One block: a zarrdirect read of `region` into host memory (NumPy) or the GPU (CuPy)."""
-    if _device_kind(device) == "cpu":
+    kind, ordinal = parse_device(device)
+    if kind == "cpu":
         return array.read(region)
     import cupy
 
-    # The device string goes to the read as given ("cuda:N" picks the GPU); cupy.asarray keeps
-    # the DeviceArray (the memory's owner) alive and copies nothing.
-    return cupy.asarray(array.read(region, device=device))
+    # Into a CuPy array from CuPy's memory pool (no cudaMalloc per block), on the GPU `device`
+    # names; the device string goes to the read as given.
+    shape = tuple(piece.stop - piece.start for piece in region)
+    with cupy.cuda.Device(ordinal if ordinal >= 0 else cupy.cuda.runtime.getDevice()):
+        out = cupy.empty(shape, dtype=array.dtype)
+        if out.size:
+            array.read(region, device=device, out=out)
+    return out
 
 
 def _meta(dtype: np.dtype, ndim: int, device: Any) -> Any:
