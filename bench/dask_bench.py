@@ -71,7 +71,7 @@ def report(rows: list[dict], **row) -> dict:
 # -- host mode --------------------------------------------------------------------------------
 
 def host_mode(args) -> list[dict]:
-    os.environ["ZARRDIRECT_THREADS"] = str(args.read_threads)  # inherited by the worker processes
+    os.environ["ZARRDIRECT_THREADS"] = str(args.read_threads or 1)  # inherited by the worker processes
     import zarrdirect
     import zarrdirect.dask as zd
     from distributed import Client, LocalCluster, wait
@@ -83,7 +83,7 @@ def host_mode(args) -> list[dict]:
         nbytes = array.nbytes
         # The same read without Dask, in this process, for scale.
         report(rows, mode="direct read, this process", codec=codec, workers=0, bytes=nbytes,
-               seconds=timed(lambda: array.read(threads=args.read_threads), args.repeat))
+               seconds=timed(lambda: array.read(threads=args.read_threads or 1), args.repeat))
         for workers in args.workers:
             with LocalCluster(n_workers=workers, processes=True, threads_per_worker=args.dask_threads,
                               dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as client:
@@ -91,7 +91,7 @@ def host_mode(args) -> list[dict]:
 
                 def fresh():
                     # New keys every run: a result the cluster still holds is never reused.
-                    return zd.from_zarr(path, name=f"bench-read-{workers}-{codec}-{next(runs)}")
+                    return zd.from_zarr(path, chunks=args.blocks, name=f"bench-read-{workers}-{codec}-{next(runs)}")
 
                 x = fresh()
 
@@ -154,6 +154,8 @@ def v2_copy(source: Path, work: Path, codec: str) -> Path:
 
 
 def gpu_mode(args) -> list[dict]:
+    if args.read_threads:
+        os.environ["ZARRDIRECT_THREADS"] = str(args.read_threads)
     import cupy
     import dask
     import dask.array as da
@@ -183,7 +185,7 @@ def gpu_mode(args) -> list[dict]:
         report(rows, mode="direct read(device='cuda')", codec=codec, bytes=nbytes,
                seconds=timed(synchronized(direct), args.repeat))
 
-        x = zd.from_zarr(path, device="cuda")
+        x = zd.from_zarr(path, chunks=args.blocks, device="cuda")
 
         def persist():
             # The threaded scheduler keeps nothing between computes: every persist reads again.
@@ -201,10 +203,10 @@ def gpu_mode(args) -> list[dict]:
             import zarr  # noqa: F401
 
             peer_path = v2_copy(path, args.work, codec)
-            peer = da.from_zarr(str(peer_path)).map_blocks(cupy.asarray)
+            peer = da.from_zarr(str(peer_path), chunks=args.blocks or array.chunks).map_blocks(cupy.asarray)
             peer_name = "dask.array.from_zarr (zarr-python) + map_blocks(cupy.asarray)"
         except ImportError:
-            peer = da.from_array(_TensorstoreBlocks(path), chunks=array.chunks).map_blocks(cupy.asarray)
+            peer = da.from_array(_TensorstoreBlocks(path), chunks=args.blocks or array.chunks).map_blocks(cupy.asarray)
             peer_name = "tensorstore via dask.array.from_array + map_blocks(cupy.asarray)"
 
         def peer_persist():
@@ -235,13 +237,18 @@ def main() -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="host mode: cluster sizes")
     parser.add_argument("--dask-threads", type=int, default=None,
                         help="Dask threads per worker (host mode default 1; GPU mode default Dask's)")
-    parser.add_argument("--read-threads", type=int, default=1, help="host mode: ZARRDIRECT_THREADS per read")
+    parser.add_argument("--read-threads", type=int, default=None,
+                        help="ZARRDIRECT_THREADS per read (host mode default 1; GPU mode default the library's)")
+    parser.add_argument("--blocks", type=int, nargs=3, default=None,
+                        help="Dask block shape (default: the stored chunks, 128^3)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     if args.size_gib is None:
         args.size_gib = 4.0 if args.gpu else 1.0
     if not args.gpu and args.dask_threads is None:
         args.dask_threads = 1
+    if args.blocks:
+        args.blocks = tuple(args.blocks)
     (gpu_mode if args.gpu else host_mode)(args)
     return 0
 

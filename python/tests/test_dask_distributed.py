@@ -43,6 +43,11 @@ def test_from_zarr_and_to_zarr_run_on_the_workers(client, tmp_path) -> None:
     pids = set(client.compute(pids).result().ravel().tolist())
     assert os.getpid() not in pids
 
+    # dask.array.from_array over a zarrdirect Array: the array pickles to the workers as its path.
+    array = zarrdirect.open(tmp_path / "in.zarr")
+    plain = da.from_array(array, chunks=array.shards)
+    assert int(client.compute(plain.astype(np.uint64).sum()).result()) == int(expected.sum(dtype=np.uint64))
+
     written = zd.to_zarr(x[::-1] + 1, tmp_path / "out.zarr", chunks=(8, 8, 10), shards=SHARDS, codec="zstd:1")
     np.testing.assert_array_equal(written[:], expected[::-1] + 1)
     persisted = client.persist(zd.from_zarr(tmp_path / "out.zarr"))

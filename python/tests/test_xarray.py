@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +20,7 @@ from zarrdirect.xarray import ZarrdirectBackendEntrypoint  # noqa: E402
 from test_pickle import write_ome_image  # noqa: E402
 
 ENGINE = ZarrdirectBackendEntrypoint
+REPO = Path(__file__).resolve().parents[2]
 
 
 def volume(shape=(6, 20, 30), dtype="u2") -> np.ndarray:
@@ -113,3 +118,27 @@ def test_installed_engine_name(tmp_path) -> None:
     expected = volume((3, 4))
     zarrdirect.save(tmp_path / "a.zarr", expected)
     np.testing.assert_array_equal(xarray.open_dataarray(tmp_path / "a.zarr", engine="zarrdirect").values, expected)
+
+
+def test_entry_point_is_declared_and_names_the_backend(tmp_path) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]["xarray.backends"]
+    assert declared == {"zarrdirect": "zarrdirect.xarray:ZarrdirectBackendEntrypoint"}
+    assert '"xarray.backends": ["zarrdirect = zarrdirect.xarray:ZarrdirectBackendEntrypoint"]' in \
+        (REPO / "setup.py").read_text()
+    if _installed():
+        return  # the installed distribution's own entry point: test_installed_engine_name
+    # A distribution declaring that entry point, as pip would install it, found by xarray by name.
+    info = tmp_path / "site" / "zarrdirect_probe-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: zarrdirect-probe\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(f"[xarray.backends]\nzarrdirect = {declared['zarrdirect']}\n")
+    zarrdirect.save(tmp_path / "a.zarr", volume((3, 4)))
+    script = ("import sys, xarray; sys.path.insert(0, sys.argv[1]); "
+              "assert 'zarrdirect' in xarray.backends.list_engines(); "
+              "print(int(xarray.open_dataarray(sys.argv[2], engine='zarrdirect').sum()))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "site"), str(tmp_path / "a.zarr")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == int(volume((3, 4)).sum())
