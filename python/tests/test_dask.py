@@ -134,7 +134,7 @@ def test_to_zarr_defaults_and_processes_scheduler(tmp_path) -> None:
     np.testing.assert_array_equal(array[:], expected)
     with pytest.raises(zarrdirect.ZarrdirectError):  # an existing array is not replaced silently
         zd.to_zarr(x, tmp_path / "out.zarr")
-    zd.to_zarr(x[::-1], tmp_path / "out.zarr", overwrite=True, dtype="f8")
+    zd.to_zarr(x[::-1], tmp_path / "out.zarr", overwrite=True, dtype="f8", shards=(30, 50, 12))
     np.testing.assert_array_equal(zarrdirect.open(tmp_path / "out.zarr")[:], expected[::-1].astype("f8"))
 
 

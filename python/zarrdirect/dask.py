@@ -181,13 +181,19 @@ def to_zarr(source: da.Array, path: str | os.PathLike, compute: bool = True, ove
     if any(np.isnan(extent) for sizes in source.chunks for extent in sizes):
         raise InvalidArgumentError("to_zarr needs known chunk sizes: call compute_chunk_sizes() first")
     options = dict(create_options)
+    if options.get("shards") is not None:
+        options.setdefault("chunks", options["shards"])  # one chunk per shard unless told
     options.setdefault("chunks", tuple(sizes[0] if sizes else 0 for sizes in source.chunks) or None)
     options.setdefault("dtype", source.dtype)
     target = create(path, shape=source.shape, overwrite=overwrite, **options)
+    if source.dtype != target.dtype:
+        source = source.astype(target.dtype)  # in the blocks' own memory: the GPU for CuPy blocks
     aligned = _aligned_chunks(source.chunks, target.storage_unit)
     if aligned != source.chunks:
         source = source.rechunk(aligned)
-    name = "zarrdirect-to-zarr-" + tokenize(source, target.path, options)
+    # The target's token holds its files' state just after creation: a second to_zarr of the
+    # same data to the same path (overwrite) gets new keys, never a cached "done".
+    name = "zarrdirect-to-zarr-" + tokenize(source, target, options)
     per_axis, counts = _block_slices(source.chunks)
     graph = {}
     for index in np.ndindex(*counts):
