@@ -5,7 +5,8 @@ process against one of 2, reading a whole array into the workers' host memory th
 zarrdirect.dask.from_zarr (``persist``, and ``.sum()``). Each worker has --dask-threads Dask
 threads and reads with --read-threads zarrdirect threads (ZARRDIRECT_THREADS), so the second
 process adds the same parallelism again. Warm page cache (one untimed pass first); median of
---repeat runs; GB/s = the array's bytes / seconds.
+--repeat runs; GB/s = the array's bytes / seconds. Also the CPU seconds per GiB the reading
+processes spent (the workers' process_time), which a shared machine does not distort.
 
     /usr/bin/python3 bench/dask_bench.py --work /tmp/zd-dask [--size-gib 1] [--codec none zstd]
 
@@ -25,6 +26,7 @@ Prints one JSON line per measurement and a summary table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -52,23 +54,53 @@ def sample_array(zarrdirect_cli: str, work: Path, codec: str, size_gib: float) -
     return path
 
 
-def timed(run, repeat: int) -> list[float]:
-    times = []
+def timed(run, repeat: int, cpu_clock=time.process_time) -> tuple[list[float], list[float]]:
+    """Wall seconds and CPU seconds (`cpu_clock`: every thread of the processes doing the work)
+    of each of `repeat` runs. On a shared machine the wall time says how fast it went, the CPU
+    time how much work it took."""
+    times, cpu = [], []
     for _ in range(repeat):
+        cpu_start = cpu_clock()
         started = time.perf_counter()
         run()
         times.append(time.perf_counter() - started)
-    return times
+        cpu.append(cpu_clock() - cpu_start)
+    return times, cpu
 
 
-def report(rows: list[dict], **row) -> dict:
+def report(rows: list[dict], measured, **row) -> dict:
+    row["seconds"], row["cpu_seconds"] = measured
     row["gbps"] = row["bytes"] / statistics.median(row["seconds"]) / 1e9
+    row["cpu_s_per_gib"] = statistics.median(row["cpu_seconds"]) / (row["bytes"] / 2**30)
     rows.append(row)
     print(json.dumps(row), flush=True)
     return row
 
 
 # -- host mode --------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def worker_malloc(mode: str):
+    """The worker processes' glibc malloc settings. "dask": as dask.distributed spawns workers
+    (MALLOC_TRIM_THRESHOLD_=65536, which also turns off glibc's adaptive mmap threshold, so
+    every buffer of a few MiB a read frees goes back to the kernel and the next read faults it in
+    again). "glibc": without that variable (glibc's defaults)."""
+    import dask
+
+    if mode == "dask":
+        yield
+        return
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    # The nanny sets its pre-spawn variables in this process too (it spawns the workers).
+    saved = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            yield
+    finally:
+        if saved is not None:
+            os.environ["MALLOC_TRIM_THRESHOLD_"] = saved
+
 
 def host_mode(args) -> list[dict]:
     os.environ["ZARRDIRECT_THREADS"] = str(args.read_threads or 1)  # inherited by the worker processes
@@ -82,16 +114,17 @@ def host_mode(args) -> list[dict]:
         array = zarrdirect.open(path)
         nbytes = array.nbytes
         # The same read without Dask, in this process, for scale.
-        report(rows, mode="direct read, this process", codec=codec, workers=0, bytes=nbytes,
-               seconds=timed(lambda: array.read(threads=args.read_threads or 1), args.repeat))
-        for workers in args.workers:
-            with LocalCluster(n_workers=workers, processes=True, threads_per_worker=args.dask_threads,
+        report(rows, timed(lambda: array.read(threads=args.read_threads or 1), args.repeat),
+               mode="direct read, this process", codec=codec, workers=0, bytes=nbytes)
+        for workers, malloc in [(w, m) for m in args.malloc for w in args.workers]:
+            with worker_malloc(malloc), LocalCluster(n_workers=workers, processes=True, threads_per_worker=args.dask_threads,
                               dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as client:
                 runs = iter(range(10**6))
 
                 def fresh():
                     # New keys every run: a result the cluster still holds is never reused.
-                    return zd.from_zarr(path, chunks=args.blocks, name=f"bench-read-{workers}-{codec}-{next(runs)}")
+                    return zd.from_zarr(path, chunks=args.blocks,
+                                        name=f"bench-read-{workers}-{codec}-{malloc}-{next(runs)}")
 
                 x = fresh()
 
@@ -104,19 +137,24 @@ def host_mode(args) -> list[dict]:
                 def total() -> None:
                     client.compute(fresh().sum()).result()
 
+                def workers_cpu() -> float:
+                    return sum(client.run(time.process_time).values())
+
                 persist()  # warm: workers started, page cache filled
-                report(rows, mode="persist", codec=codec, workers=workers, bytes=nbytes, blocks=x.npartitions,
-                       seconds=timed(persist, args.repeat))
-                report(rows, mode="sum", codec=codec, workers=workers, bytes=nbytes, blocks=x.npartitions,
-                       seconds=timed(total, args.repeat))
-    print("\n| codec | measure | " + " | ".join(f"{w} proc GB/s" for w in args.workers) + " | ratio |")
+                report(rows, timed(persist, args.repeat, workers_cpu), mode="persist", codec=codec,
+                       workers=workers, malloc=malloc, bytes=nbytes, blocks=x.npartitions)
+                report(rows, timed(total, args.repeat, workers_cpu), mode="sum", codec=codec, workers=workers,
+                       malloc=malloc, bytes=nbytes, blocks=x.npartitions)
+    print("\n| codec | measure | " + " | ".join(f"{w} proc GB/s (CPU s/GiB)" for w in args.workers) + " | ratio |")
     print("|---|---|" + "---|" * (len(args.workers) + 1))
     for codec in args.codec:
-        for mode in ("persist", "sum"):
-            speeds = [next(r["gbps"] for r in rows if r["codec"] == codec and r["mode"] == mode and r["workers"] == w)
-                      for w in args.workers]
-            print(f"| {codec} | {mode} | " + " | ".join(f"{s:.2f}" for s in speeds)
-                  + f" | {speeds[-1] / speeds[0]:.2f}x |")
+        direct = next(r for r in rows if r["codec"] == codec and r["workers"] == 0)
+        print(f"| {codec} | direct read, 1 thread, no Dask | {direct['gbps']:.2f} ({direct['cpu_s_per_gib']:.2f}) |")
+        for mode, malloc in [(mode, m) for m in args.malloc for mode in ("persist", "sum")]:
+            found = [next(r for r in rows if r["codec"] == codec and r["mode"] == mode and r["workers"] == w
+                          and r.get("malloc") == malloc) for w in args.workers]
+            print(f"| {codec} | {mode}, malloc {malloc} | " + " | ".join(f"{r['gbps']:.2f} ({r['cpu_s_per_gib']:.2f})" for r in found)
+                  + f" | {found[-1]['gbps'] / found[0]['gbps']:.2f}x |")
     return rows
 
 
@@ -182,8 +220,8 @@ def gpu_mode(args) -> list[dict]:
             data = array.read(device="cuda")
             del data
 
-        report(rows, mode="direct read(device='cuda')", codec=codec, bytes=nbytes,
-               seconds=timed(synchronized(direct), args.repeat))
+        report(rows, timed(synchronized(direct), args.repeat), mode="direct read(device='cuda')", codec=codec,
+               bytes=nbytes)
 
         x = zd.from_zarr(path, chunks=args.blocks, device="cuda")
 
@@ -196,8 +234,8 @@ def gpu_mode(args) -> list[dict]:
             pool.free_all_blocks()
 
         persist()
-        report(rows, mode="zarrdirect.dask from_zarr(device='cuda').persist()", codec=codec, bytes=nbytes,
-               blocks=x.npartitions, seconds=timed(persist, args.repeat))
+        report(rows, timed(persist, args.repeat), mode="zarrdirect.dask from_zarr(device='cuda').persist()",
+               codec=codec, bytes=nbytes, blocks=x.npartitions)
 
         try:
             import zarr  # noqa: F401
@@ -217,7 +255,7 @@ def gpu_mode(args) -> list[dict]:
             pool.free_all_blocks()
 
         peer_persist()
-        report(rows, mode=peer_name, codec=codec, bytes=nbytes, seconds=timed(peer_persist, args.repeat))
+        report(rows, timed(peer_persist, args.repeat), mode=peer_name, codec=codec, bytes=nbytes)
     print("\n| codec | direct GB/s | zarrdirect.dask GB/s | % of direct | peer GB/s | zarrdirect.dask / peer |")
     print("|---|---|---|---|---|---|")
     for codec in args.codec:
@@ -239,6 +277,8 @@ def main() -> int:
                         help="Dask threads per worker (host mode default 1; GPU mode default Dask's)")
     parser.add_argument("--read-threads", type=int, default=None,
                         help="ZARRDIRECT_THREADS per read (host mode default 1; GPU mode default the library's)")
+    parser.add_argument("--malloc", nargs="+", default=["dask", "glibc"], choices=["dask", "glibc"],
+                        help="host mode: worker malloc settings (see worker_malloc)")
     parser.add_argument("--blocks", type=int, nargs=3, default=None,
                         help="Dask block shape (default: the stored chunks, 128^3)")
     args = parser.parse_args()
