@@ -55,6 +55,8 @@ class CMakeBuild(build_ext):
 setup(
     ext_modules=[CMakeExtension("zarrdirect._native")],
     cmdclass={"build_ext": CMakeBuild},
+    # The xarray engine "zarrdirect", as pyproject.toml's [project.entry-points] declares it.
+    entry_points={"xarray.backends": ["zarrdirect = zarrdirect.xarray:ZarrdirectBackendEntrypoint"]},
     # setuptools' own scratch space, apart from the CMake build folders (build/, build-*/).
     options={"build": {"build_base": "build-python"}},
 )

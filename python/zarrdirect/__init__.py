@@ -59,6 +59,16 @@ def system_info() -> dict:
     return _native.describe_system()
 
 
+def __getattr__(name: str):
+    # zarrdirect.dask and zarrdirect.xarray import Dask / xarray, so they load when first named
+    # (``zarrdirect.dask.from_zarr``) rather than with the package.
+    if name in ("dask", "xarray"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "Array",
     "DeviceArray",

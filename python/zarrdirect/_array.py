@@ -53,7 +53,19 @@ class Array:
 
     @property
     def chunks(self) -> tuple[int, ...]:
-        """The chunk shape (for a sharded array, the shard shape: the unit of storage)."""
+        """The chunk shape: for a sharded array the inner chunks of each shard (the unit a codec
+        chain decodes), as zarr-python 3 reports it; :attr:`shards` is then the shard shape."""
+        return inner_chunk_shape(self._metadata)
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape (the unit of storage, one file each) of a sharded array, else None."""
+        return shard_shape(self._metadata)
+
+    @property
+    def storage_unit(self) -> tuple[int, ...]:
+        """The shape of one stored file's region: :attr:`shards` when sharded, else :attr:`chunks`.
+        Work split on these boundaries (Dask blocks, parallel writers) never shares a file."""
         return tuple(self._metadata["chunks"])
 
     @property
@@ -153,12 +165,19 @@ class Array:
 
     @property
     def nchunks(self) -> int:
-        """How many chunks the grid has (shards, for a sharded array), stored or not."""
-        return int(self._metadata["num_chunks"])
+        """How many chunks of :attr:`chunks` the array has, stored or not (for a sharded array,
+        inner chunks: the shards' count is ``prod(shard_grid_shape)``)."""
+        return int(np.prod(self.cdata_shape, dtype=np.uint64))
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
-        """Chunks along each dimension (zarr-python 2's name for the chunk grid's shape)."""
+        """Chunks of :attr:`chunks` along each dimension (zarr-python 2's name for the chunk
+        grid's shape)."""
+        return tuple(-(-extent // chunk) if chunk else 0 for extent, chunk in zip(self.shape, self.chunks))
+
+    @property
+    def shard_grid_shape(self) -> tuple[int, ...]:
+        """Stored files along each dimension: shards when sharded, else chunks (= cdata_shape)."""
         return tuple(self._metadata["chunk_grid_shape"])
 
     @property
@@ -210,6 +229,19 @@ class Array:
             raise TypeError(f"{self.path} has {len(compressors)} bytes->bytes codecs ({names}): "
                             f"use Array.compressors")
         return compressors[0] if compressors else None
+
+    # -- pickling and Dask --------------------------------------------------------------------
+    #
+    # An Array pickles as what it points to (its folder and name) and reopens when unpickled, so
+    # it travels to Dask's worker processes in a few bytes; the data stays where it is.
+
+    def __reduce__(self) -> tuple:
+        return (_reopen_array, (self.path, self._name))
+
+    def __dask_tokenize__(self) -> tuple:
+        """A token from the path, the metadata and the stored files' sizes and modification times:
+        the same while nothing is written, different after any write. No data is read."""
+        return ("zarrdirect.Array", self.path, stored_state(self.path))
 
     def __len__(self) -> int:
         if not self.shape:
@@ -341,10 +373,64 @@ class _CudaIndexer:
     def __init__(self, array: Array) -> None:
         self._array = array
 
+    def __reduce__(self) -> tuple:
+        return (_CudaIndexer, (self._array,))
+
     def __getitem__(self, key: Any) -> "_native.DeviceArray":
         selection = select(key, self._array.shape)
         data, _ = self._array._read(selection, "cuda", None, None, None, False)
         return data  # a 0-d DeviceArray for a scalar index: GPU libraries have no scalars
+
+
+def shard_shape(metadata: dict) -> tuple[int, ...] | None:
+    """The shard shape from an array's engine metadata (its chunk grid when the chain shards)."""
+    sharded = any(codec["name"] == "sharding_indexed" for codec in metadata["codecs"])
+    return tuple(metadata["chunks"]) if sharded else None
+
+
+def inner_chunk_shape(metadata: dict) -> tuple[int, ...]:
+    """The chunk shape from an array's engine metadata: the sharding codec's chunk_shape when
+    the chain shards (checked by the engine when the metadata was parsed), else the grid's."""
+    for codec in metadata["codecs"]:
+        if codec["name"] == "sharding_indexed":
+            return tuple(int(extent) for extent in codec["configuration"]["chunk_shape"])
+    return tuple(metadata["chunks"])
+
+
+def stored_state(path: str) -> str:
+    """A digest of every file under `path` (relative name, size, modification time in ns): what
+    changes when anything is written there -- an atomic replace makes a new file, whose mtime is
+    new even where its size is not. One listing of the folder; no file is opened."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    pending = [path]
+    entries = []
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                        continue
+                    try:
+                        info = entry.stat()
+                    except FileNotFoundError:  # replaced or removed while listing
+                        continue
+                    entries.append((os.path.relpath(entry.path, path), info.st_size, info.st_mtime_ns))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    for name, size, mtime in sorted(entries):
+        digest.update(f"{name}\0{size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def _reopen_array(path: str, name: str | None) -> Array:
+    """What an unpickled Array is: the array at `path`, opened again (its current metadata)."""
+    array = open(path)
+    array._name = name
+    return array
 
 
 def _shown(text: str, limit: int = 60) -> str:

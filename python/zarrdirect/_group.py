@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import _native
-from ._array import Array
+from ._array import Array, inner_chunk_shape, shard_shape, stored_state
 from ._array import open as open_array
 from ._errors import InvalidArgumentError, InvalidIndexError, NotFoundError
 
@@ -144,6 +144,10 @@ class Group(Mapping):
     def __len__(self) -> int:
         return len(self._native.members())
 
+    def __reduce__(self) -> tuple:
+        # Pickled as what it points to (folder and name), reopened where unpickled.
+        return (_reopen_group, (self.path, self._name))
+
     def __eq__(self, other: object) -> bool:
         # The same group, as zarr-python compares (store and path), not member by member as a
         # Mapping would: that would open every member.
@@ -227,7 +231,8 @@ class Multiscale:
                 "path": level["path"],
                 "shape": tuple(metadata["shape"]),
                 "dtype": np.dtype(metadata["typestr"]),
-                "chunks": tuple(metadata["chunks"]),
+                "chunks": inner_chunk_shape(metadata),
+                "shards": shard_shape(metadata),
                 "scale": level["scale"] or None,
                 "translation": level["translation"] or None,
             })
@@ -251,7 +256,8 @@ class Multiscale:
 
     @property
     def levels(self) -> list[dict]:
-        """Per level: path, shape, dtype, chunks, scale and translation (None when absent).
+        """Per level: path, shape, dtype, chunks, shards, scale and translation (None when absent;
+        chunks and shards as :attr:`Array.chunks` and :attr:`Array.shards` report them).
 
         scale and translation place the level in physical space, one value per axis
         (``physical = scale * index + translation``, in the axes' units): the dataset's own
@@ -300,9 +306,21 @@ class Multiscale:
         """Reads `level` (default: full resolution); the other arguments are Array.read's."""
         return self.level(level).read(region, device, out, stream, threads, progress, return_stats=return_stats)
 
+    def __reduce__(self) -> tuple:
+        # Pickled as its group's folder, reopened (levels and all) where unpickled.
+        return (open_multiscale, (self.path,))
+
+    def __dask_tokenize__(self) -> tuple:
+        """Path plus the stored state of the whole image (every level's files)."""
+        return ("zarrdirect.Multiscale", self.path, stored_state(self.path))
+
     def __repr__(self) -> str:
         shapes = ", ".join(str(level["shape"]) for level in self._levels)
         return f"zarrdirect.Multiscale({self.path!r}, version={self.version!r}, levels=[{shapes}])"
+
+
+def _reopen_group(path: str, name: str) -> Group:
+    return Group(_native.Group.open(path), name)
 
 
 def open_group(path: str | os.PathLike) -> Group:

@@ -173,6 +173,15 @@ class WritableArray(Array):
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f", mode={self.mode!r})"
 
+    def __reduce__(self) -> tuple:
+        # Reopened in the same mode where unpickled: a Dask task writing a block gets an array
+        # it can write to (see Array.__reduce__).
+        return (_reopen_writable, (self.path, self._writable))
+
+
+def _reopen_writable(path: str, writable: bool) -> WritableArray:
+    return open(path, "r+" if writable else "r")
+
 
 def open(path: str | os.PathLike, mode: str = "r") -> WritableArray:  # noqa: A001 - mirrors zarr.open
     """Opens the Zarr array in folder `path`: mode "r" (read only, the default) or "r+" (read
