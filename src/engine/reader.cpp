@@ -363,7 +363,10 @@ class ReadJob {
     });
     // Phase 2: inner chunks in batches; neighbours within a batch share one read. Batches shrink
     // for small regions, so that every worker gets some of the inner chunks.
-    const std::uint64_t batch = std::clamp<std::uint64_t>(reads.size() / (std::uint64_t{workers_} * 4), 1, 8);
+    // A remote store takes larger batches: their neighbours share one request (a round trip each).
+    const std::uint64_t batch =
+        array_.store->remote() ? std::clamp<std::uint64_t>(reads.size() / std::uint64_t{workers_}, 1, 64)
+                               : std::clamp<std::uint64_t>(reads.size() / (std::uint64_t{workers_} * 4), 1, 8);
     parallel(reads.size(), batch, [&](unsigned worker, std::uint64_t first, std::uint64_t count) {
       read_inner_batch(worker, shards, wave, std::span(reads).subspan(first, count));
       return count;
