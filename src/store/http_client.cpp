@@ -68,6 +68,8 @@ struct ListDeleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
 };
 
+constexpr long kReceiveBufferBytes = 512L << 10;
+
 // libcurl failures worth another attempt: the connection broke, stalled or was refused.
 bool transient(CURLcode code) {
   switch (code) {
@@ -275,6 +277,8 @@ std::optional<std::uint64_t> HttpClient::perform(Request& request) const {
   curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_time_s));
   curl_easy_setopt(handle, CURLOPT_USERAGENT, "zarrdirect");
+  // Fewer, larger writes into the destination (the default is 16 KiB per callback).
+  curl_easy_setopt(handle, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
   curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, &Request::on_header);
   curl_easy_setopt(handle, CURLOPT_HEADERDATA, &request);
   curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &Request::on_body);
