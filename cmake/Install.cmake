@@ -39,6 +39,9 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/zarrdirectConfig.cmake
 
 # pkg-config: Libs.private lists what a static link needs.
 set(ZARRDIRECT_PC_PRIVATE "-lblosc -lzstd -llz4 -lz -lbz2 -lfmt -lpthread -ldl")
+if(ZARRDIRECT_WITH_HTTP)
+  string(APPEND ZARRDIRECT_PC_PRIVATE " -lcurl")
+endif()
 if(ZARRDIRECT_WITH_CUDA)
   string(APPEND ZARRDIRECT_PC_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
 endif()

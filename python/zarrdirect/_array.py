@@ -471,6 +471,25 @@ def _group_hint(path: str) -> str | None:
             f"(levels: {_listed(levels)})")
 
 
+def is_url(path: str) -> bool:
+    """Whether `path` is a URL ("http://...", "s3://..."): the native store decides what it can read."""
+    scheme, sep, _ = path.partition("://")
+    return bool(sep) and scheme[:1].isalpha() and all(c.isalnum() or c in "+-." for c in scheme)
+
+
+def _open_url(url: str) -> Array:
+    # No metadata at the URL (HTTP 404) is "no array here", as a missing local folder is.
+    try:
+        return Array(_native.Array.open(url))
+    except InvalidArgumentError as error:
+        if "not a Zarr array" in str(error):
+            raise NotFoundError.at(url, "Not a Zarr array: no zarr.json (v3) or .zarray (v2) found") from error
+        hint = _group_hint(url)
+        if hint is None:
+            raise
+        raise InvalidArgumentError(hint) from error
+
+
 def open(path: str | os.PathLike) -> Array:  # noqa: A001 - zarrdirect.open mirrors zarr.open
     """Opens the Zarr array (v2 or v3) in folder `path`.
 
@@ -479,6 +498,8 @@ def open(path: str | os.PathLike) -> Array:  # noqa: A001 - zarrdirect.open mirr
     silently would hide which resolution was read.
     """
     path = os.fspath(path)
+    if is_url(path):
+        return _open_url(path)
     if not os.path.exists(path):
         raise NotFoundError.at(path, "No such file or directory")
     if not any(os.path.exists(os.path.join(path, name)) for name in ("zarr.json", ".zarray", ".zgroup")):

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _native
 from ._array import Array, inner_chunk_shape, shard_shape, stored_state
+from ._array import is_url
 from ._array import open as open_array
 from ._errors import InvalidArgumentError, InvalidIndexError, NotFoundError
 
@@ -25,7 +26,7 @@ __all__ = ["Group", "GroupTree", "Multiscale", "open_group", "open_multiscale"]
 
 def _existing(path: str | os.PathLike) -> str:
     path = os.fspath(path)
-    if not os.path.exists(path):
+    if not is_url(path) and not os.path.exists(path):
         raise NotFoundError.at(path, "No such file or directory")
     return path
 

@@ -93,7 +93,9 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
   const bool eligible = array.chain.is_identity() && array.sharding == nullptr;
   bool use_gds = false;
   cuda::CuFile* cufile = nullptr;
-  if (settings.io_path == IoPath::gds || (settings.io_path == IoPath::automatic && eligible)) {
+  // A remote store has no file for cuFile: its responses land in pinned staging.
+  if (!array.store->remote() &&
+      (settings.io_path == IoPath::gds || (settings.io_path == IoPath::automatic && eligible))) {
     cufile = &cuda::CuFile::instance();
     cuda::CuFileState state = cufile->state();
     if (settings.io_path == IoPath::gds || (state.loaded && state.native)) {

@@ -41,13 +41,19 @@ Buffer Buffer::allocate(Device device, std::size_t nbytes) {
 std::shared_ptr<const Array::Impl> Array::Impl::create(const std::filesystem::path& path, ArrayMetadata metadata) {
   auto impl = std::make_shared<Impl>();
   impl->path = path;
-  impl->store = std::make_unique<FileStore>(path);
+  impl->store = open_store(path);
   codec::ArraySpec chunk_spec{metadata.chunk_shape, metadata.dtype, metadata.fill_value};
   std::string where = (path / (metadata.zarr_format == 3 ? "zarr.json" : ".zarray")).string();
   impl->chain = codec::CodecChain::create(metadata.codecs, chunk_spec, where);
   impl->sharding = impl->chain.sole_sharding_codec();
   impl->metadata = std::move(metadata);
   return impl;
+}
+
+const FileStore& Array::Impl::file_store() const {
+  if (const auto* files = dynamic_cast<const FileStore*>(store.get())) return *files;
+  require_writable_location(path);  // names the URL
+  throw Error(ErrorKind::unsupported, fmt::format("{}: cannot write to this store", store->location()));
 }
 
 Array Array::open(const std::filesystem::path& path) { return Array(Impl::create(path, read_array_metadata(path))); }

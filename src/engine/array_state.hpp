@@ -14,9 +14,12 @@ namespace zarrdirect {
 struct Array::Impl {
   std::filesystem::path path;
   ArrayMetadata metadata;
-  std::unique_ptr<FileStore> store;
+  std::unique_ptr<Store> store;  // a FileStore or an HttpStore (open_store)
   codec::CodecChain chain;                              // prepared for one (outer) chunk
   const codec::ShardingCodec* sharding = nullptr;       // set when partial shard reads apply
+
+  // The store as a local folder, for writes; Error(unsupported) naming the URL for a remote one.
+  const FileStore& file_store() const;
 
   static std::shared_ptr<const Impl> create(const std::filesystem::path& path, ArrayMetadata metadata);
 };

@@ -82,7 +82,7 @@ void Array::set_attributes(const nlohmann::json& attributes, bool durable) {
 }
 
 nlohmann::json Array::replace_attributes(const std::function<void(nlohmann::json&)>& edit, bool durable) {
-  nlohmann::json saved = save_attributes(*impl_->store, impl_->metadata.zarr_format, edit, durable);
+  nlohmann::json saved = save_attributes(impl_->file_store(), impl_->metadata.zarr_format, edit, durable);
   ArrayMetadata metadata = impl_->metadata;
   metadata.attributes = saved;
   impl_ = Impl::create(impl_->path, std::move(metadata));

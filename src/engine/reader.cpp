@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "engine/worker_pool.hpp"
+#include "store/byte_ranges.hpp"
 #include "util/checked_math.hpp"
 
 namespace zarrdirect {
@@ -97,7 +98,10 @@ class ReadJob {
     // every thread.
     std::uint64_t parallel_tasks = chunk_count;
     if (array_.sharding) parallel_tasks = window_over(region_, Extents{}, inner_shape_, rank_).size();
-    std::uint64_t workers = std::min<std::uint64_t>(settings_.effective_threads(), parallel_tasks);
+    // A remote store waits on round trips, not cores: its request concurrency sets the threads.
+    const unsigned threads = settings_.threads == 0 && array_.store->remote() ? array_.store->preferred_threads()
+                                                                              : settings_.effective_threads();
+    std::uint64_t workers = std::min<std::uint64_t>(threads, parallel_tasks);
     workers = std::min<std::uint64_t>(workers, memory_limit_ / std::max<std::uint64_t>(per_worker_estimate(), 1));
     workers_ = static_cast<unsigned>(std::clamp<std::uint64_t>(workers, 1, WorkerPool::shared().max_workers()));
     sink_.start(workers_, static_cast<std::size_t>(staged_bytes_));
@@ -209,7 +213,8 @@ class ReadJob {
   }
 
   void read_chunk_file(unsigned worker, const std::string& key, const ChunkBox& box) {
-    auto file = array_.store->open(key, settings_.o_direct);
+    if (array_.store->remote()) return read_chunk_remote(worker, key, box);
+    auto file = array_.store->open_object(key, settings_.o_direct);
     if (!file) {
       ++missing_;
       sink_.fill(worker, box);
@@ -226,7 +231,7 @@ class ReadJob {
         file->read_all(target);
         return;
       }
-      if (sink_.read_file_direct(worker, *file, box)) return;
+      if (const StoreFile* local = file->local_file(); local && sink_.read_file_direct(worker, *local, box)) return;
       check_chunk_memory(0);
       auto staging = sink_.staging(worker, chunk_bytes);
       file->read_all(staging);
@@ -243,6 +248,49 @@ class ReadJob {
     auto staging = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
     array_.chain.decode(encoded, staging, scratch_[worker]);
     sink_.place(worker, staging, box);
+  }
+
+  // A chunk from a remote store: one whole-object GET written straight into its place (or the
+  // staging or encoded buffer), sized and checked before anything is allocated.
+  void read_chunk_remote(unsigned worker, const std::string& key, const ChunkBox& box) {
+    const std::size_t chunk_bytes = static_cast<std::size_t>(staged_bytes_);
+    const bool identity = array_.chain.is_identity();
+    std::span<std::byte> direct = identity ? sink_.direct_target(box) : std::span<std::byte>();
+    std::span<std::byte> staging;
+    auto& encoded = file_buffers_[worker];
+    auto destination = [&](std::uint64_t size) -> std::span<std::byte> {
+      if (identity) {
+        if (size != chunk_bytes)
+          throw Error(ErrorKind::corrupt_data,
+                      fmt::format("chunk is {} bytes, an uncompressed chunk of shape [{}] holds {}", size,
+                                  fmt::join(metadata_.chunk_shape, ", "), chunk_bytes));
+        if (!direct.empty()) return direct;
+        check_chunk_memory(0);
+        staging = sink_.staging(worker, chunk_bytes);
+        return staging;
+      }
+      if (size > array_.chain.max_encoded_size())
+        throw Error(ErrorKind::corrupt_data,
+                    fmt::format("chunk is {} bytes, more than any valid encoding ({})", size, array_.chain.max_encoded_size()));
+      check_chunk_memory(size);
+      encoded.resize(static_cast<std::size_t>(size));
+      return encoded;
+    };
+    auto size = array_.store->read_into(key, destination);
+    if (!size) {
+      ++missing_;
+      sink_.fill(worker, box);
+      return;
+    }
+    bytes_read_ += *size;
+    if (identity) {
+      if (direct.empty()) sink_.place(worker, staging.first(chunk_bytes), box);
+      return;
+    }
+    auto decoded = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
+    array_.chain.decode(std::span<const std::byte>(encoded).first(static_cast<std::size_t>(*size)), decoded,
+                        scratch_[worker]);
+    sink_.place(worker, decoded, box);
   }
 
   // The origin (first element) of the shard at `coords`, and the window of its inner chunks that
@@ -284,6 +332,7 @@ class ReadJob {
 
   void run_wave(const GridWindow& shards, const std::vector<ShardSlice>& wave) {
     slice_keys_.assign(wave.size(), std::string());
+    slice_sizes_.assign(wave.size(), 0);
     std::vector<std::vector<InnerRead>> per_worker(workers_);
     // Phase 1: each slice's index entries, and the inner chunks the region needs from them.
     parallel(wave.size(), 1, [&](unsigned worker, std::uint64_t u, std::uint64_t) {
@@ -314,7 +363,10 @@ class ReadJob {
     });
     // Phase 2: inner chunks in batches; neighbours within a batch share one read. Batches shrink
     // for small regions, so that every worker gets some of the inner chunks.
-    const std::uint64_t batch = std::clamp<std::uint64_t>(reads.size() / (std::uint64_t{workers_} * 4), 1, 8);
+    // A remote store takes larger batches: their neighbours share one request (a round trip each).
+    const std::uint64_t batch =
+        array_.store->remote() ? std::clamp<std::uint64_t>(reads.size() / std::uint64_t{workers_}, 1, 64)
+                               : std::clamp<std::uint64_t>(reads.size() / (std::uint64_t{workers_} * 4), 1, 8);
     parallel(reads.size(), batch, [&](unsigned worker, std::uint64_t first, std::uint64_t count) {
       read_inner_batch(worker, shards, wave, std::span(reads).subspan(first, count));
       return count;
@@ -330,7 +382,7 @@ class ReadJob {
     Extents origin{};
     const GridWindow inner = inner_window(coords, origin);
     positions_ += slice.count;
-    auto file = array_.store->open(slice_keys_[slice_number]);
+    auto file = array_.store->open_object(slice_keys_[slice_number]);
     if (!file) {
       missing_ += slice.count;
       if (slice.whole) {
@@ -341,6 +393,7 @@ class ReadJob {
         sink_.fill(worker, box_of(inner.cell(i), origin, inner_shape_, region_, rank_));
       return;
     }
+    slice_sizes_[slice_number] = file->size();
     if (file->size() < sharding.index_nbytes())
       throw Error(ErrorKind::corrupt_data, fmt::format("shard is {} bytes, shorter than its {} byte index",
                                                        file->size(), sharding.index_nbytes()));
@@ -394,8 +447,11 @@ class ReadJob {
     // Room for stored bytes in this worker's share of the limit (at least one chunk's, checked).
     const std::uint64_t share = memory_limit_ / workers_;
     const std::uint64_t run_room = share > staged_bytes_ + scratch_bytes_ ? share - staged_bytes_ - scratch_bytes_ : 0;
-    std::optional<StoreFile> file;
+    std::unique_ptr<StoreObject> file;
     std::uint32_t open_slice = ~0u;
+    // A remote store fetches inner chunks up to kRemoteMergeGap apart with one request.
+    const bool remote = array_.store->remote();
+    const std::uint64_t max_gap = remote ? kRemoteMergeGap : 0;
     std::string open_key;
     Extents origin{};
     std::size_t i = 0;
@@ -405,7 +461,9 @@ class ReadJob {
         converting_bad_alloc([&] {
           if (batch[i].slice != open_slice) {
             if (key != open_key) {
-              file = array_.store->open(key, settings_.o_direct);
+              // Remote: the size planning found, without asking the server again.
+              file = remote ? array_.store->open_sized(key, slice_sizes_[batch[i].slice])
+                            : array_.store->open_object(key, settings_.o_direct);
               if (!file) throw Error(ErrorKind::io, "shard disappeared while being read");
               open_key = key;
             }
@@ -414,14 +472,14 @@ class ReadJob {
             for (std::size_t d = 0; d < rank_; ++d) origin[d] = coords[d] * chunk_shape_[d];
           }
           check_chunk_memory(batch[i].nbytes);
-          // Extend the run while the next inner chunk starts where this one ends and the run
-          // stays within this worker's share of the memory limit.
+          // Extend the run while the next inner chunk starts where this one ends (remote: at
+          // most max_gap after) and the run stays within this worker's share of the memory limit.
           std::size_t end = i + 1;
           std::uint64_t run_bytes = batch[i].nbytes;
           while (end < batch.size() && batch[end].slice == open_slice &&
-                 batch[end].offset == batch[end - 1].offset + batch[end - 1].nbytes &&
-                 run_bytes + batch[end].nbytes <= run_room) {
-            run_bytes += batch[end].nbytes;
+                 joins_run(batch[i].offset + run_bytes, batch[end].offset, max_gap) &&
+                 batch[end].offset + batch[end].nbytes - batch[i].offset <= run_room) {
+            run_bytes = batch[end].offset + batch[end].nbytes - batch[i].offset;
             ++end;
           }
           auto& encoded = file_buffers_[worker];
@@ -466,6 +524,7 @@ class ReadJob {
   std::vector<codec::Scratch> scratch_;
   std::vector<codec::ByteBuffer> file_buffers_;
   std::vector<std::string> slice_keys_;
+  std::vector<std::uint64_t> slice_sizes_;  // each slice's shard size, as planning found it
   std::atomic<bool> failed_{false};
   std::mutex error_mutex_;
   std::exception_ptr error_;

@@ -26,7 +26,7 @@ bool parse_coordinate(std::string_view text, std::uint64_t extent, std::uint64_t
 
 class ChunkCounter {
  public:
-  ChunkCounter(const FileStore& store, const ArrayMetadata& metadata)
+  ChunkCounter(const Store& store, const ArrayMetadata& metadata)
       : store_(store), encoding_(metadata.chunk_key_encoding), grid_(metadata.chunk_grid_shape()) {}
 
   StorageSummary count() {
@@ -83,7 +83,7 @@ class ChunkCounter {
 
   void add(const std::vector<std::uint64_t>& coords) {
     try {
-      auto file = store_.open(encoding_.key(coords));
+      auto file = store_.open_object(encoding_.key(coords));
       if (!file) return;  // listed, then removed: missing
       ++summary_.chunks_stored;
       summary_.bytes_stored += file->size();
@@ -92,7 +92,7 @@ class ChunkCounter {
     }
   }
 
-  const FileStore& store_;
+  const Store& store_;
   const ChunkKeyEncoding& encoding_;
   std::vector<std::uint64_t> grid_;
   StorageSummary summary_;
@@ -101,8 +101,8 @@ class ChunkCounter {
 }  // namespace
 
 StorageSummary Array::storage_summary() const {
-  FileStore store(path());
-  return ChunkCounter(store, metadata()).count();
+  auto store = open_store(path());
+  return ChunkCounter(*store, metadata()).count();
 }
 
 }  // namespace zarrdirect

@@ -171,7 +171,7 @@ class WriteJob {
     return true;
   }
 
-  KeyLock lock_key(const std::string& key) { return array_.store->lock(key, options_.durable, &folders_); }
+  KeyLock lock_key(const std::string& key) { return array_.file_store().lock(key, options_.durable, &folders_); }
 
   // Stores an encoded chunk, under `lock` when held (else it is taken now).
   void store(const std::string& key, std::optional<KeyLock>& lock, std::span<const std::byte> bytes) {
@@ -184,9 +184,9 @@ class WriteJob {
   // Removes the stored chunk or shard `key` of an all-fill write, if there is one.
   void erase(const std::string& key, std::optional<KeyLock>& lock) {
     // Nothing stored and nothing to remove: skip taking the lock at all.
-    if (!lock && !array_.store->exists(key)) return;
+    if (!lock && !array_.file_store().exists(key)) return;
     if (lock) lock->erase(options_.durable);
-    else array_.store->erase(key, options_.durable);
+    else array_.file_store().erase(key, options_.durable);
     ++files_erased_;
   }
 
@@ -243,7 +243,7 @@ class WriteJob {
 
   // Decodes the stored chunk `key` into buffers.chunk, or fills it when missing.
   void read_chunk(const std::string& key, Buffers& buffers) {
-    auto file = array_.store->open(key);
+    auto file = array_.file_store().open(key);
     if (!file) {
       fill_with(buffers.chunk, fill_);
       return;
@@ -261,7 +261,7 @@ class WriteJob {
   // copied file to file.
   void read_shard(const std::string& key, ShardBuffers& shard) {
     const auto& sharding = *array_.sharding;
-    shard.old_file = array_.store->open(key);
+    shard.old_file = array_.file_store().open(key);
     if (!shard.old_file) return;
     const std::uint64_t size = shard.old_file->size();
     if (size > sharding.max_encoded_size() || size < sharding.index_nbytes())
@@ -437,6 +437,7 @@ class WriteJob {
 
 WriteStats run_write(const Array::Impl& array, const Region& region, ChunkSource& source, const WriteSettings& options,
                      const Settings& settings) {
+  array.file_store();  // a URL: Error(unsupported) before any work
   return WriteJob(array, region, source, options, settings).run();
 }
 

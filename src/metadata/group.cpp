@@ -26,7 +26,7 @@ struct Group::Consolidated {
 
 namespace {
 
-std::optional<nlohmann::json> read_json(const FileStore& store, const std::string& key) {
+std::optional<nlohmann::json> read_json(const Store& store, const std::string& key) {
   return read_metadata_document(store, key);
 }
 
@@ -104,7 +104,7 @@ std::shared_ptr<const Group::Consolidated> parse_v3_consolidated(const nlohmann:
 }
 
 // The type of the node in folder `key` of `store`, from its own metadata files.
-std::optional<NodeType> node_type_on_disk(const FileStore& store, const std::string& key) {
+std::optional<NodeType> node_type_on_disk(const Store& store, const std::string& key) {
   if (store.exists(key + "/.zarray")) return NodeType::array;
   if (store.exists(key + "/.zgroup")) return NodeType::group;
   if (auto doc = read_json(store, key + "/zarr.json")) {
@@ -120,7 +120,8 @@ std::optional<NodeType> node_type_on_disk(const FileStore& store, const std::str
 std::string_view to_string(NodeType type) { return type == NodeType::array ? "array" : "group"; }
 
 Group Group::open(const std::filesystem::path& path) {
-  FileStore store(path);
+  auto store_handle = open_store(path);
+  const Store& store = *store_handle;
   Group group;
   group.path_ = path;
   if (auto doc = read_json(store, "zarr.json")) {
@@ -161,10 +162,10 @@ std::vector<GroupMember> Group::member_nodes() const {
     }
     return members;
   }
-  FileStore store(path_);
-  for (const auto& name : store.list("")) {
+  auto store = open_store(path_);
+  for (const auto& name : store->list("")) {
     if (name.starts_with(".") || name == "zarr.json") continue;
-    if (auto type = node_type_on_disk(store, name)) members.push_back({name, *type});
+    if (auto type = node_type_on_disk(*store, name)) members.push_back({name, *type});
   }
   return members;
 }
@@ -175,13 +176,13 @@ std::optional<NodeType> Group::node_type(const std::string& relative) const {
     auto it = consolidated_->nodes.find(prefix_ + relative);
     if (it != consolidated_->nodes.end()) return *it->second.type;
   }
-  return node_type_on_disk(FileStore(path_), relative);
+  return node_type_on_disk(*open_store(path_), relative);
 }
 
 Array Group::open_array(const std::string& relative) const {
   // Through array_metadata(): consolidated metadata spares one metadata read per member.
   ArrayMetadata metadata = array_metadata(relative);
-  FileStore(path_).require_beneath(relative);
+  open_store(path_)->require_beneath(relative);
   return Array::open(path_ / relative, std::move(metadata));
 }
 
@@ -200,7 +201,7 @@ Group Group::open_group(const std::string& relative) const {
       return group;
     }
   }
-  FileStore(path_).require_beneath(relative);
+  open_store(path_)->require_beneath(relative);
   return Group::open(path_ / relative);
 }
 
@@ -220,7 +221,7 @@ ArrayMetadata Group::array_metadata(const std::string& relative) const {
       return parse_v2_array_metadata(node.doc, node.attributes, where);
     }
   }
-  FileStore(path_).require_beneath(relative);
+  open_store(path_)->require_beneath(relative);
   return read_array_metadata(path_ / relative);
 }
 
@@ -291,7 +292,7 @@ std::filesystem::path Multiscale::level_path(std::size_t level) const { return g
 
 Array Multiscale::open_level(std::size_t level) const {
   ArrayMetadata metadata = level_metadata(level);
-  FileStore(group_.path()).require_beneath(level_at(level).path);
+  open_store(group_.path())->require_beneath(level_at(level).path);
   return Array::open(level_path(level), std::move(metadata));
 }
 

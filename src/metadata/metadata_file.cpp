@@ -2,11 +2,11 @@
 
 namespace zarrdirect {
 
-std::optional<nlohmann::json> read_metadata_document(const FileStore& store, const std::string& key) {
+std::optional<nlohmann::json> read_metadata_document(const Store& store, const std::string& key) {
   auto bytes = store.read(key, kMaxMetadataBytes);
   if (!bytes) return std::nullopt;
   std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  return parse_json_document(text, (store.root() / key).string(), non_finite_tokens_for(key));
+  return parse_json_document(text, (std::filesystem::path(store.location()) / key).string(), non_finite_tokens_for(key));
 }
 
 NonFiniteTokens non_finite_tokens_for(const std::string& key) {

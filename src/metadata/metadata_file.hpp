@@ -22,6 +22,6 @@ NonFiniteTokens non_finite_tokens_for(const std::string& key);
 
 // The parsed document at `key`, nullopt when there is no such file. Errors as FileStore::read and
 // parse_json_document; they name the file. Thread-safe.
-std::optional<nlohmann::json> read_metadata_document(const FileStore& store, const std::string& key);
+std::optional<nlohmann::json> read_metadata_document(const Store& store, const std::string& key);
 
 }  // namespace zarrdirect

@@ -43,7 +43,8 @@ bool is_group(NodeKind kind) {
 }
 
 NodeKind node_kind(const std::filesystem::path& path) {
-  FileStore store(path);
+  auto store_handle = open_store(path);
+  const Store& store = *store_handle;
   if (auto doc = read_metadata_document(store, "zarr.json")) {
     const std::string where = (path / "zarr.json").string();
     const std::string type = parse_string(required_field(*doc, "node_type", where), "node_type", where);
@@ -53,8 +54,8 @@ NodeKind node_kind(const std::filesystem::path& path) {
     return attributes != doc->end() && has_multiscales(*attributes) ? NodeKind::multiscale_v3 : NodeKind::group_v3;
   }
   // Opened, not merely looked up: a FIFO or a link out of the folder is refused here too.
-  if (store.open(".zarray")) return NodeKind::array_v2;
-  if (!store.open(".zgroup")) return NodeKind::none;
+  if (store.open_object(".zarray")) return NodeKind::array_v2;
+  if (!store.open_object(".zgroup")) return NodeKind::none;
   auto attributes = read_metadata_document(store, ".zattrs");
   return attributes && has_multiscales(*attributes) ? NodeKind::multiscale_v2 : NodeKind::group_v2;
 }

@@ -9,7 +9,8 @@
 namespace zarrdirect {
 
 ArrayMetadata read_array_metadata(const std::filesystem::path& path) {
-  FileStore store(path);
+  auto store_handle = open_store(path);
+  const Store& store = *store_handle;
   if (auto doc = read_metadata_document(store, "zarr.json"))
     return parse_v3_array_metadata(*doc, (path / "zarr.json").string());
   if (auto doc = read_metadata_document(store, ".zarray")) {

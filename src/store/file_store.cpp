@@ -86,6 +86,7 @@ std::size_t StoreFile::read_all(std::span<std::byte> buffer) const {
 }
 
 FileStore::FileStore(const std::filesystem::path& root, FileIo& io) : root_(root), io_(&io) {
+  require_writable_location(root);
   root_fd_ = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root_fd_ < 0)
     throw Error(ErrorKind::io, fmt::format("{}: cannot open folder: {}", root.string(), std::strerror(errno)));
@@ -146,6 +147,12 @@ std::optional<StoreFile> FileStore::open(std::string_view key, bool o_direct) co
   const int status_flags = o_direct ? ::fcntl(fd, F_GETFL) : -1;
   const bool direct = status_flags >= 0 && (status_flags & O_DIRECT) != 0;
   return StoreFile(*io_, fd, static_cast<std::uint64_t>(info.st_size), std::move(path), direct);
+}
+
+std::unique_ptr<StoreObject> FileStore::open_object(std::string_view key, bool o_direct) const {
+  auto file = open(key, o_direct);
+  if (!file) return nullptr;
+  return std::make_unique<StoreFile>(std::move(*file));
 }
 
 std::optional<std::vector<std::byte>> FileStore::read(std::string_view key, std::uint64_t max_size) const {

@@ -17,11 +17,12 @@
 #include <vector>
 
 #include "store/file_io.hpp"
+#include "store/store.hpp"
 
 namespace zarrdirect {
 
 // One open file of the store. Closes on destruction.
-class StoreFile {
+class StoreFile final : public StoreObject {
  public:
   // `direct`: the file was opened with O_DIRECT (reads that suit it bypass the page cache).
   StoreFile(FileIo& io, int fd, std::uint64_t size, std::string path, bool direct = false)
@@ -31,15 +32,16 @@ class StoreFile {
   StoreFile(const StoreFile&) = delete;
   ~StoreFile();
 
-  std::uint64_t size() const { return size_; }
-  const std::string& path() const { return path_; }
+  std::uint64_t size() const override { return size_; }
+  const std::string& path() const override { return path_; }
   int fd() const { return fd_; }
 
   // Reads [offset, offset + buffer.size()). A file that ends before that (shrunk since it was
   // opened, or shorter than an index says) is Error(corrupt_data) naming the file.
-  void read_exact(std::uint64_t offset, std::span<std::byte> buffer) const;
+  void read_exact(std::uint64_t offset, std::span<std::byte> buffer) const override;
   // Reads the whole file into the front of `buffer`; returns its size. The file must fit.
-  std::size_t read_all(std::span<std::byte> buffer) const;
+  std::size_t read_all(std::span<std::byte> buffer) const override;
+  const StoreFile* local_file() const override { return this; }
 
  private:
   // O_DIRECT needs page-aligned memory, offsets and lengths; a read that lacks them switches the
@@ -149,32 +151,35 @@ class KeyLock {
   std::string path_;                            // the key's full path, for messages
 };
 
-class FileStore {
+class FileStore final : public Store {
  public:
-  // Opens the folder `root`; throws Error(io) when it is not a readable folder.
+  // Opens the folder `root`; throws Error(io) when it is not a readable folder, Error(unsupported)
+  // naming the scheme when `root` is a URL (reads of URLs go through open_store).
   explicit FileStore(const std::filesystem::path& root, FileIo& io = system_file_io());
   FileStore(const FileStore&) = delete;
   FileStore& operator=(const FileStore&) = delete;
   ~FileStore();
 
   const std::filesystem::path& root() const { return root_; }
+  const std::string& location() const override { return root_.native(); }
+  std::unique_ptr<StoreObject> open_object(std::string_view key, bool o_direct = false) const override;
 
   // Opens `key`; nullopt when it does not exist (a missing chunk). `o_direct` asks the kernel to
   // bypass the page cache (falls back to buffered where the filesystem refuses it).
   std::optional<StoreFile> open(std::string_view key, bool o_direct = false) const;
 
   // Reads the whole value of `key`, refusing values larger than `max_size` bytes.
-  std::optional<std::vector<std::byte>> read(std::string_view key, std::uint64_t max_size) const;
+  std::optional<std::vector<std::byte>> read(std::string_view key, std::uint64_t max_size) const override;
 
-  bool exists(std::string_view key) const;
+  bool exists(std::string_view key) const override;
 
   // Throws Error(invalid_argument) naming `key` when the folder `key` exists but resolves outside
   // the root (a link out of it): a group checks a member's folder before opening it as an array
   // or group of its own. A missing folder passes; opening it then reports what is missing.
-  void require_beneath(std::string_view key) const;
+  void require_beneath(std::string_view key) const override;
 
   // Names of the entries of the folder `key` ("" for the root), sorted; empty if absent.
-  std::vector<std::string> list(std::string_view key) const;
+  std::vector<std::string> list(std::string_view key) const override;
 
   // Sum of the sizes of all regular files below the root, and how many there are.
   struct Usage {

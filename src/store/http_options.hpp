@@ -1,0 +1,29 @@
+// How the HTTP store talks to servers, from ZARRDIRECT_HTTP_* environment variables (read when a
+// store is opened, so a process can change them between opens).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zarrdirect {
+
+struct HttpOptions {
+  unsigned concurrency = 32;           // ZARRDIRECT_HTTP_CONCURRENCY: requests in flight per read
+  unsigned retries = 4;                // ZARRDIRECT_HTTP_RETRIES: extra attempts after a 5xx, reset or timeout
+  unsigned retry_delay_ms = 100;       // ZARRDIRECT_HTTP_RETRY_DELAY_MS: first backoff, doubled each time
+  unsigned connect_timeout_s = 10;     // ZARRDIRECT_HTTP_CONNECT_TIMEOUT_S
+  unsigned low_speed_time_s = 30;      // ZARRDIRECT_HTTP_LOW_SPEED_TIME_S: a transfer under 1 byte/s this long is cut
+  unsigned max_redirects = 8;          // ZARRDIRECT_HTTP_MAX_REDIRECTS
+  std::string bearer_token;            // ZARRDIRECT_HTTP_BEARER_TOKEN: sent, never logged
+  std::vector<std::string> headers;    // ZARRDIRECT_HTTP_HEADERS: "Name: value" lines, sent, never logged
+
+  static HttpOptions from_environment();
+};
+
+// Extra headers from text of "Name: value" lines (newline-separated; empty lines skipped).
+// Throws Error(invalid_argument) for a line without a name and colon or holding control bytes;
+// the message names the variable and the line number, never the value.
+std::vector<std::string> parse_header_lines(std::string_view text, std::string_view variable);
+
+}  // namespace zarrdirect

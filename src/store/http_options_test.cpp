@@ -1,0 +1,78 @@
+#include "store/http_options.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "zarrdirect/error.hpp"
+
+namespace zarrdirect {
+namespace {
+
+// Sets an environment variable for one test, restoring it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(HttpOptions, HeaderLinesAreParsedAndChecked) {
+  auto headers = parse_header_lines("X-A: 1\n\nX-B:two words\r\n", "VAR");
+  ASSERT_EQ(headers.size(), 2u);
+  EXPECT_EQ(headers[0], "X-A: 1");
+  EXPECT_EQ(headers[1], "X-B:two words");
+  for (const char* bad : {"no colon here zq9", ": no name zq9", "Bad Name: zq9", "X: a\x01zq9"}) {
+    try {
+      parse_header_lines(bad, "VAR");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      EXPECT_EQ(std::string(e.what()).find("zq9"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("VAR"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(HttpOptions, EnvironmentOverridesDefaults) {
+  ScopedEnv concurrency("ZARRDIRECT_HTTP_CONCURRENCY", "7");
+  ScopedEnv retries("ZARRDIRECT_HTTP_RETRIES", "0");
+  ScopedEnv token("ZARRDIRECT_HTTP_BEARER_TOKEN", "abc");
+  auto options = HttpOptions::from_environment();
+  EXPECT_EQ(options.concurrency, 7u);
+  EXPECT_EQ(options.retries, 0u);
+  EXPECT_EQ(options.bearer_token, "abc");
+  EXPECT_EQ(options.max_redirects, HttpOptions{}.max_redirects);
+}
+
+TEST(HttpOptions, BadNumbersAndTokensAreRefusedWithoutShowingThem) {
+  {
+    ScopedEnv concurrency("ZARRDIRECT_HTTP_CONCURRENCY", "0");
+    EXPECT_THROW(HttpOptions::from_environment(), Error);
+  }
+  {
+    ScopedEnv retries("ZARRDIRECT_HTTP_RETRIES", "many");
+    EXPECT_THROW(HttpOptions::from_environment(), Error);
+  }
+  ScopedEnv token("ZARRDIRECT_HTTP_BEARER_TOKEN", "sec ret");
+  try {
+    HttpOptions::from_environment();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("sec ret"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zarrdirect

@@ -1,0 +1,45 @@
+// A read-only Zarr store on a web server: keys are paths below a base URL (http:// or https://).
+//
+// Chunks are fetched with one whole-object GET each (no size query first), shard indexes and
+// inner chunks with byte-range GETs after one HEAD for the shard's size. A 404 (or 410) is a
+// missing key; other failures are Errors naming the URL (see HttpClient). Listing is not
+// possible over HTTP: list() is empty, so a group's members come from consolidated metadata or
+// the names asked for. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/http_client.hpp"
+#include "store/store.hpp"
+
+namespace zarrdirect {
+
+class HttpStore final : public Store {
+ public:
+  // `base_url`: http(s) URL of the array or group (normalised: no query, no trailing slash).
+  // Throws Error(invalid_argument) for a malformed URL, Error(unsupported) for another scheme.
+  HttpStore(std::string_view base_url, HttpOptions options);
+
+  const std::string& location() const override { return base_; }
+  bool remote() const override { return true; }
+  const HttpClient& client() const { return *client_; }
+
+  std::unique_ptr<StoreObject> open_object(std::string_view key, bool o_direct = false) const override;
+  std::unique_ptr<StoreObject> open_sized(std::string_view key, std::uint64_t size) const override;
+  unsigned preferred_threads() const override { return client_->options().concurrency; }
+  std::optional<std::vector<std::byte>> read(std::string_view key, std::uint64_t max_size) const override;
+  std::optional<std::uint64_t> read_into(std::string_view key, const DestinationFor& destination) const override;
+  bool exists(std::string_view key) const override;
+  void require_beneath(std::string_view key) const override;
+  std::vector<std::string> list(std::string_view key) const override;
+
+  // The URL of `key` (checked as FileStore keys are).
+  std::string url_of(std::string_view key) const;
+
+ private:
+  std::string base_;
+  std::shared_ptr<const HttpClient> client_;
+};
+
+}  // namespace zarrdirect
