@@ -23,6 +23,7 @@
 #include "zarrdirect/error.hpp"
 #include "zarrdirect/metadata.hpp"
 #include "zarrdirect/region.hpp"
+#include "zarrdirect/selection.hpp"
 #include "zarrdirect/settings.hpp"
 
 namespace zarrdirect {
@@ -160,6 +161,16 @@ class Array {
   // Reads `region` into memory the caller owns.
   ReadStats read_into(const Region& region, const Destination& destination,
                       const Settings& settings = Settings::from_environment()) const;
+
+  // Reads an orthogonal selection (selection.hpp: steps, index lists, masks, indices) into a new
+  // buffer of shape selection_shape(); an index drops its axis. Only the chunks (inner chunks)
+  // holding a selected element are read; a plain box takes read()'s path. Errors: as read(), and
+  // Error(invalid_argument) for an index out of bounds or a mask of the wrong length.
+  NDArray read_selection(const Selection& selection, Device device = Device::cpu,
+                         const Settings& settings = Settings::from_environment()) const;
+  // The same into memory the caller owns; byte_strides (if any) are per axis of the result.
+  ReadStats read_selection_into(const Selection& selection, const Destination& destination,
+                                const Settings& settings = Settings::from_environment()) const;
 
   // Writes `source` (the shape of `region`; empty region: the whole array) into the array.
   // Chunks the region covers are encoded and replaced; chunks (or shards) it covers in part are

@@ -6,6 +6,7 @@
 namespace zarrdirect::python {
 
 void bind_array(pybind11::module_& module);        // bind_array.cpp
+void bind_selection(pybind11::module_& module);    // bind_selection.cpp (after bind_array)
 void bind_group(pybind11::module_& module);        // bind_group.cpp
 void bind_device_array(pybind11::module_& module);  // device_array.cpp
 void bind_write(pybind11::module_& module);        // bind_write.cpp

@@ -16,6 +16,7 @@ PYBIND11_MODULE(_native, module) {
   module.attr("__version__") = ZARRDIRECT_VERSION;
   register_error_translation();
   bind_array(module);
+  bind_selection(module);
   bind_device_array(module);
   bind_group(module);
   bind_write(module);

@@ -51,7 +51,7 @@ def test_read_returns_arrays_even_for_single_elements(array: zarrdirect.Array) -
 @pytest.mark.parametrize(
     "key, words",
     [
-        (slice(0, 5, 2), "step"), ((slice(None), slice(None, None, -1)), "step"), ([0, 1], "fancy"),
+        (slice(0, 5, 0), "step cannot be zero"), ([0, 1], "fancy"),
         (np.array([0, 1]), "fancy"), (True, "fancy"), ((0, 0, 0, 0), "too many indices"), (7, "out of bounds"),
         (-8, "out of bounds"), ((0, 9), "axis 1 with size 9"), ((Ellipsis, Ellipsis), "single ellipsis"),
         (1.5, "fancy"), (slice(1.0, 2), "not an integer"), ("0:2", "fancy"),
@@ -67,7 +67,7 @@ def test_refused_with_a_clear_message(array: zarrdirect.Array, key, words: str) 
         array.cuda[key]  # refused before any GPU work
 
 
-@pytest.mark.parametrize("text", ["1:x", "a", "1:2:3:4", "1,,2", "0:2:2"])
+@pytest.mark.parametrize("text", ["1:x", "a", "1:2:3:4", "1,,2", "0:2:0"])
 def test_bad_region_strings(array: zarrdirect.Array, text: str) -> None:
     with pytest.raises(zarrdirect.InvalidIndexError):
         array.read(text)

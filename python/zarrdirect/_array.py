@@ -284,6 +284,16 @@ class Array:
         handle = parse_stream(stream)
         thread_count = parse_threads(threads)
         callback = progress_callback(progress)
+        if selection.axes is not None:  # steps, index lists, masks: the engine's selection read
+            if out is None:
+                return self._native.read_selection(list(selection.axes), list(selection.shape), kind, ordinal,
+                                                   handle, thread_count, callback)
+            target = target_of(out, selection, self._dtype, kind)
+            stats = self._native.read_selection_into(list(selection.axes), target.pointer, target.byte_strides,
+                                                     target.device, ordinal,
+                                                     handle if handle is not None else target.stream,
+                                                     thread_count, callback)
+            return out, stats
         if out is None:
             return self._native.read(selection.region, list(selection.shape), kind, ordinal, handle,
                                      thread_count, callback)
@@ -294,10 +304,31 @@ class Array:
         return out, stats
 
     def __getitem__(self, key: Any) -> Any:
-        """NumPy-style basic indexing into host memory: ints, slices without a step, ``...``, None."""
+        """NumPy-style basic indexing into host memory: ints, slices (steps too, negative
+        included), ``...``, None. Only the chunks holding a selected element are read."""
         selection = select(key, self.shape)
         data, _ = self._read(selection, "cpu", None, None, None, False)
         return data[()] if selection.scalar else data
+
+    @property
+    def oindex(self) -> "_OrthogonalIndexer":
+        """``arr.oindex[[3, 1], :, mask]``: orthogonal indexing as NumPy's ``np.ix_`` and
+        zarr-python's ``oindex``: per axis an integer, a slice (with a step), an integer list or
+        array (any order, repeats, negative) or a boolean mask of the axis' length. Integers drop
+        their axis. ``arr.oindex.cuda[...]`` reads into GPU memory."""
+        return _OrthogonalIndexer(self, "cpu")
+
+    def get_basic_selection(self, selection: Any = Ellipsis, out: Any = None) -> Any:
+        """zarr-python's name for ``arr[selection]``."""
+        parsed = select(selection, self.shape)
+        data, _ = self._read(parsed, "cpu", out, None, None, False)
+        return data[()] if parsed.scalar and out is None else data
+
+    def get_orthogonal_selection(self, selection: Any, out: Any = None) -> Any:
+        """zarr-python's name for ``arr.oindex[selection]``."""
+        parsed = select(selection, self.shape, orthogonal=True)
+        data, _ = self._read(parsed, "cpu", out, None, None, False)
+        return data[()] if parsed.scalar and out is None else data
 
     @property
     def cuda(self) -> "_CudaIndexer":
@@ -431,6 +462,25 @@ def _reopen_array(path: str, name: str | None) -> Array:
     array = open(path)
     array._name = name
     return array
+
+
+class _OrthogonalIndexer:
+    """The object behind ``arr.oindex`` (and ``arr.oindex.cuda``)."""
+
+    __slots__ = ("_array", "_device")
+
+    def __init__(self, array: Array, device: str) -> None:
+        self._array = array
+        self._device = device
+
+    @property
+    def cuda(self) -> "_OrthogonalIndexer":
+        return _OrthogonalIndexer(self._array, "cuda")
+
+    def __getitem__(self, key: Any) -> Any:
+        selection = select(key, self._array.shape, orthogonal=True)
+        data, _ = self._array._read(selection, self._device, None, None, None, False)
+        return data[()] if selection.scalar and self._device == "cpu" else data
 
 
 def _shown(text: str, limit: int = 60) -> str:

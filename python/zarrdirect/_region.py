@@ -3,9 +3,9 @@
 The engine reads one box per call: a half-open ``[start, stop)`` range on every dimension. This
 module maps what Python users write -- ``arr[10:20, :, 5]``, ``arr[..., -1]``, the string
 ``"0:10,:,5"`` -- onto such a box and onto the shape NumPy would give the result (integers drop
-their dimension, ``None`` adds one). Anything a box cannot express (steps, fancy or boolean
-indexing) is refused with an error that says what to do instead, rather than silently reading
-more than was asked for.
+their dimension, ``None`` adds one). Slice steps (negative too) and, through ``arr.oindex``,
+integer arrays and boolean masks per axis become a selection the engine reads chunk by chunk,
+visiting only the chunks that hold a selected element.
 """
 
 from __future__ import annotations
@@ -21,16 +21,20 @@ __all__ = ["Selection", "select", "parse_region_string"]
 
 
 class Selection(NamedTuple):
-    """A box to read and how to present it."""
+    """What to read and how to present it."""
 
     region: list[tuple[int, int]]
-    """One ``(start, stop)`` per dimension of the array."""
+    """One ``(start, stop)`` per dimension of the array: the box read, or for a selection beyond a
+    box (``axes`` set) the smallest box that holds it."""
     shape: tuple[int, ...]
     """The shape of the result, as NumPy indexing would give it."""
     source_dims: tuple[int | None, ...]
     """For each dimension of the result, the array dimension it comes from (None: a new axis)."""
     scalar: bool
     """Every dimension was picked by an integer: NumPy returns a scalar for such an index."""
+    axes: tuple | None = None
+    """None for a box; otherwise per array dimension what the engine picks: an ``int`` index,
+    a ``(start, stop, step)`` slice (None for an open bound) or a 1-d int64 array of indices."""
 
 
 def _bad(message: str) -> InvalidIndexError:
@@ -47,41 +51,91 @@ def _as_integer(item: Any) -> int | None:
         return None
 
 
-def _slice_bounds(item: slice, extent: int, axis: int) -> tuple[int, int]:
-    if item.step is not None and _as_integer(item.step) != 1:
-        raise _bad(
-            f"slice step {item.step!r} on axis {axis} is not supported: zarrdirect reads contiguous "
-            f"boxes; read the whole range and step the result with NumPy (e.g. arr[a:b][::{item.step}])"
-        )
-    for bound in (item.start, item.stop):
+def _slice_axis(item: slice, extent: int, axis: int) -> tuple[int, int, int]:
+    """NumPy's (start, stop, step) of a slice on an axis of `extent`, and the count it picks."""
+    for bound in (item.start, item.stop, item.step):
         if bound is not None and _as_integer(bound) is None:
             raise _bad(f"slice bound {bound!r} on axis {axis} is not an integer")
-    start, stop, _ = slice(item.start, item.stop).indices(extent)
-    return start, max(start, stop)
+    step = 1 if item.step is None else _as_integer(item.step)
+    if step == 0:
+        raise _bad(f"slice step cannot be zero (axis {axis})")
+    return slice(item.start, item.stop, step).indices(extent)
 
 
-def select(key: Any, shape: Sequence[int]) -> Selection:
-    """The box and result shape that ``array[key]`` means for an array of ``shape``."""
+def _engine_slice(start: int, stop: int, step: int) -> tuple:
+    """A resolved slice for the engine: -1 after slice.indices() means "before 0", an open bound."""
+    return (start if start >= 0 else None, stop if stop >= 0 else None, step)
+
+
+def _index_array(item: Any, extent: int, axis: int) -> np.ndarray | None:
+    """Integer indices (wrapped, checked) of a list, array or boolean mask; None if not one."""
+    if isinstance(item, (list, np.ndarray)) or (hasattr(item, "__array__") and not np.isscalar(item)):
+        values = np.asarray(item)
+    else:
+        return None
+    if values.dtype == np.bool_:
+        if values.ndim != 1 or values.shape[0] != extent:
+            raise _bad(f"boolean index did not match indexed array along axis {axis}; size of axis is "
+                       f"{extent} but size of corresponding boolean axis is "
+                       f"{values.shape[0] if values.ndim else 0}")
+        return np.flatnonzero(values).astype(np.int64)
+    if values.size == 0:
+        values = values.astype(np.int64)
+    if not np.issubdtype(values.dtype, np.integer):
+        raise _bad("arrays used as indices must be of integer (or boolean) type")
+    if values.ndim != 1:
+        raise _bad(f"orthogonal indexing takes 1-d index arrays per axis; axis {axis} has {values.ndim} dimensions")
+    values = values.astype(np.int64)
+    bad = (values < -extent) | (values >= extent)
+    if bad.any():
+        raise _bad(f"index {int(values[bad][0])} is out of bounds for axis {axis} with size {extent}")
+    return np.where(values < 0, values + extent, values)
+
+
+def _bounds_of(axes: list, shape: Sequence[int]) -> list[tuple[int, int]]:
+    region = []
+    for item, extent in zip(axes, shape):
+        if isinstance(item, int):
+            region.append((item, item + 1))
+        elif isinstance(item, tuple):
+            picked = range(*slice(*item).indices(extent))
+            region.append((min(picked), max(picked) + 1) if len(picked) else (0, 0))
+        else:
+            region.append((int(item.min()), int(item.max()) + 1) if item.size else (0, 0))
+    return region
+
+
+def select(key: Any, shape: Sequence[int], orthogonal: bool = False) -> Selection:
+    """What ``array[key]`` means for an array of ``shape`` (``array.oindex[key]`` with
+    `orthogonal`: integer arrays, lists and boolean masks per axis as well, no None)."""
     items = key if isinstance(key, tuple) else (key,)
     ndim = len(shape)
     ellipses = sum(1 for item in items if item is Ellipsis)
     if ellipses > 1:
         raise _bad("an index can only have a single ellipsis ('...')")
+    if orthogonal and any(item is None for item in items):
+        raise _bad("orthogonal indexing does not take None (np.newaxis)")
     consumed = sum(1 for item in items if item is not Ellipsis and item is not None)
     if consumed > ndim:
         raise _bad(f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed")
 
-    region: list[tuple[int, int]] = []
+    axes: list = []
     out_shape: list[int] = []
     source_dims: list[int | None] = []
+    boxed = True
     axis = 0
+
+    def whole() -> None:
+        nonlocal axis
+        axes.append((0, shape[axis], 1))
+        out_shape.append(shape[axis])
+        source_dims.append(axis)
+        axis += 1
+
     for item in items:
         if item is Ellipsis:
             for _ in range(ndim - consumed):
-                region.append((0, shape[axis]))
-                out_shape.append(shape[axis])
-                source_dims.append(axis)
-                axis += 1
+                whole()
             continue
         if item is None:
             out_shape.append(1)
@@ -89,37 +143,50 @@ def select(key: Any, shape: Sequence[int]) -> Selection:
             continue
         extent = shape[axis]
         if isinstance(item, slice):
-            start, stop = _slice_bounds(item, extent, axis)
-            region.append((start, stop))
-            out_shape.append(stop - start)
+            start, stop, step = _slice_axis(item, extent, axis)
+            count = len(range(start, stop, step))
+            if step != 1:
+                boxed = False
+            axes.append(_engine_slice(start, stop, step) if step != 1 else (start, max(start, stop), 1))
+            out_shape.append(count)
             source_dims.append(axis)
             axis += 1
             continue
         index = _as_integer(item)
         if index is None:
-            raise _bad(
-                f"index {item!r} on axis {axis}: zarrdirect reads boxes, so only integers, slices without "
-                "a step, Ellipsis and None are supported (no fancy or boolean indexing: read the box, "
-                "then index the result with NumPy)"
-            )
+            listed = _index_array(item, extent, axis) if orthogonal else None
+            if listed is None:
+                if orthogonal:
+                    raise _bad(f"index {item!r} on axis {axis} is not an integer, a slice, an integer "
+                               "array or list, or a boolean mask")
+                raise _bad(f"index {item!r} on axis {axis}: arr[...] takes integers, slices, Ellipsis "
+                           "and None; for fancy indexing (integer arrays and boolean masks per axis) "
+                           "use arr.oindex[...]")
+            boxed = False
+            axes.append(listed)
+            out_shape.append(int(listed.size))
+            source_dims.append(axis)
+            axis += 1
+            continue
         position = index + extent if index < 0 else index
         if not 0 <= position < extent:
             raise _bad(f"index {index} is out of bounds for axis {axis} with size {extent}")
-        region.append((position, position + 1))
+        axes.append(position)
         axis += 1
     while axis < ndim:  # dimensions the key did not mention are read whole
-        region.append((0, shape[axis]))
-        out_shape.append(shape[axis])
-        source_dims.append(axis)
-        axis += 1
+        whole()
     scalar = ellipses == 0 and not out_shape and all(item is not None for item in items)
-    return Selection(region, tuple(out_shape), tuple(source_dims), scalar)
+    if boxed:
+        region = [(a, a + 1) if isinstance(a, int) else (a[0], a[1]) for a in axes]
+        return Selection(region, tuple(out_shape), tuple(source_dims), scalar)
+    return Selection(_bounds_of(axes, shape), tuple(out_shape), tuple(source_dims), scalar, tuple(axes))
 
 
 def parse_region_string(text: str) -> tuple:
     """``"0:10,:,5"`` -> ``(slice(0, 10), slice(None), 5)``; ``"..."`` is Ellipsis, ``""`` everything.
 
-    Read with NumPy's meaning: a bare integer drops its dimension, as ``arr[0:10, :, 5]`` would.
+    Read with NumPy's meaning: a bare integer drops its dimension, as ``arr[0:10, :, 5]`` would;
+    ``"::-2"`` is a step.
     (The CLI's --region keeps it with extent 1, since a file on disk has no "dropped" axes.)
     """
     text = text.strip()
@@ -140,6 +207,6 @@ def parse_region_string(text: str) -> tuple:
                 items.append(int(part))
         except ValueError:
             raise _bad(
-                f"region {text!r}: {part!r} is not an integer, a slice such as 2:5 or :, or '...'"
+                f"region {text!r}: {part!r} is not an integer, a slice such as 2:5, ::2 or ::-1, or '...'"
             ) from None
     return tuple(items)

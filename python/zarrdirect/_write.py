@@ -22,7 +22,7 @@ import numpy as np
 from . import _native
 from ._array import Array
 from ._array import open as _open_array
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, InvalidIndexError
 from ._options import parse_stream, parse_threads, progress_callback
 from ._out import _c_strides, _region_strides
 from ._region import Selection, select
@@ -125,6 +125,9 @@ class WritableArray(Array):
         if not self._writable:
             raise InvalidArgumentError(
                 f"{self.path} was opened read-only (mode='r'): open it with zarrdirect.open(path, mode='r+') to write")
+        if selection.axes is not None:
+            raise InvalidIndexError("writes take boxes: integers and slices without a step (reads take steps, "
+                                    "index lists and masks)")
         interface = getattr(value, "__cuda_array_interface__", None)
         handle = parse_stream(stream)
         if interface is not None:

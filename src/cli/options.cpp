@@ -44,6 +44,22 @@ Region parse_region_option(const std::string& text, const std::vector<std::uint6
   }
 }
 
+Selection parse_selection_option(const std::string& text, const std::vector<std::uint64_t>& shape) {
+  try {
+    Selection selection = parse_selection(text, shape);
+    for (std::size_t d = 0; d < selection.size(); ++d) {
+      if (selection[d].kind() != AxisSelection::Kind::index) continue;
+      // Already checked against the extent; a file on disk keeps the axis, with extent 1.
+      const auto at = static_cast<std::int64_t>(selection[d].resolve(shape[d], d).front());
+      selection[d] = AxisSelection::slice(at, at + 1);
+    }
+    return selection;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::invalid_argument) throw;
+    throw UsageError(fmt::format("--region: {} (the array's shape is [{}])", e.what(), fmt::join(shape, ", ")));
+  }
+}
+
 void check_output_option(const std::string& output) {
   struct stat info {};
   if (::stat(output.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) return;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "zarrdirect/array.hpp"
+#include "zarrdirect/selection.hpp"
 
 namespace zarrdirect::cli {
 
@@ -19,6 +20,11 @@ Settings settings_from(unsigned threads, const std::string& io_path, bool o_dire
 // --region against the array's shape: NumPy syntax with "..." (zarrdirect/region.hpp). Any
 // fault in it, syntax or bounds, is UsageError naming the dimension.
 Region parse_region_option(const std::string& text, const std::vector<std::uint64_t>& shape);
+
+// `read`'s --region: the same syntax with steps, negative too ("::2,5,10:0:-3", "...,::-1";
+// zarrdirect/selection.hpp). A bare index keeps its dimension with extent 1, as in
+// parse_region_option. Faults are UsageError naming the item.
+Selection parse_selection_option(const std::string& text, const std::vector<std::uint64_t>& shape);
 
 // --output must name a .npy file (the one format written), unless it names an existing device
 // or FIFO (/dev/stdout, a pipe), which takes the .npy bytes as they are. UsageError otherwise.

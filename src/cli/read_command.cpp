@@ -36,7 +36,10 @@ Run add_read_command(CLI::App& app) {
   auto options = std::make_shared<ReadOptions>();
   auto* sub = app.add_subcommand("read", "Read an array or a region into host or GPU memory");
   sub->add_option("path", options->path, "Array folder, or an OME-Zarr group with --level")->required();
-  sub->add_option("--region", options->region, "NumPy-style region, e.g. 0:10,:,5 or ...,0:8");
+  sub->add_option("--region", options->region,
+                  "NumPy-style selection as in Python: start:stop:step per axis (steps may be negative), "
+                  "an index, '...'; e.g. 0:10,:,5 or ...,0:8 or ::2,5,::-3 (an index keeps its axis, extent 1; "
+                  "only chunks holding a selected element are read)");
   sub->add_option("--device", options->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda", "gpu"}));
   sub->add_option("--output,-o", options->output, "Write the result as a .npy file");
   sub->add_option("--threads", options->threads, "Reader threads (default: one per core, at least 4)")
@@ -50,12 +53,15 @@ Run add_read_command(CLI::App& app) {
     if (!options->output.empty()) check_output_option(options->output);
     const Device device = parse_device(options->device);
     Array array = open_target(options->path, options->level);
-    Region region = parse_region_option(options->region, array.metadata().shape);
+    Selection selection = parse_selection_option(options->region, array.metadata().shape);
+    const auto selected = selection_shape(selection, array.metadata().shape);
+    std::uint64_t nbytes = array.metadata().dtype.size;
+    for (auto extent : selected) nbytes = extent == 0 || nbytes <= UINT64_MAX / extent ? nbytes * extent : UINT64_MAX;
     Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
-    ProgressBar bar(!options->quiet && isatty(STDERR_FILENO), region_nbytes(region, array.metadata().dtype));
+    ProgressBar bar(!options->quiet && isatty(STDERR_FILENO), nbytes);
     settings.progress = bar.callback();
     auto start = std::chrono::steady_clock::now();
-    NDArray result = array.read(region, device, settings);
+    NDArray result = array.read_selection(selection, device, settings);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     bar.clear();
     fmt::print(stderr, "read [{}] {} into {} memory ({} path, {} threads): {:.1f} MiB in {:.2f} ms, {:.2f} GB/s\n",

@@ -206,6 +206,25 @@ void DeviceSink::scatter_from_device(unsigned worker_index, StagingSlot& slot, c
   slot.in_flight = true;
 }
 
+void DeviceSink::launch_on_worker(unsigned worker_index, std::span<const std::byte> bytes,
+                                  const std::function<cudaError_t(const std::byte*, cudaStream_t)>& launch) {
+  use_device(options_.device);
+  Worker& worker = workers_[worker_index];
+  if (bytes.empty()) {
+    check_cuda(launch(nullptr, worker.stream), "selection fill kernel launch");
+    return;
+  }
+  StagingSlot* slot = worker.current;
+  worker.current = nullptr;
+  if (!slot) throw Error(ErrorKind::invalid_argument, "device sink: place() without staging()");
+  std::byte* scratch = slot->scratch();
+  check_cuda(cudaMemcpyAsync(scratch, bytes.data(), bytes.size(), cudaMemcpyDefault, worker.stream),
+             "cudaMemcpyAsync (chunk to device scratch)");
+  check_cuda(launch(scratch, worker.stream), "selection kernel launch");
+  check_cuda(cudaEventRecord(slot->done, worker.stream), "cudaEventRecord (staging slot)");
+  slot->in_flight = true;
+}
+
 void DeviceSink::finish() {
   use_device(options_.device);
   cudaError_t first = cudaSuccess;

@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -56,6 +57,11 @@ class DeviceSink final : public ChunkSink {
   // Scatters `box` from `src_origin` (device memory: the box's first element, followed by the
   // chunk's C-order elements up to its last) on the worker's stream, and records the slot's event.
   void scatter_from_device(unsigned worker, StagingSlot& slot, const std::byte* src_origin, const ChunkBox& box);
+  // For selection reads (selection_sink.cpp): uploads `bytes` (in this worker's staging slot)
+  // to the slot's device scratch and calls launch(scratch, stream) on the worker's stream, then
+  // records the slot's event. Without bytes, only calls launch(nullptr, stream) (fills).
+  void launch_on_worker(unsigned worker, std::span<const std::byte> bytes,
+                        const std::function<cudaError_t(const std::byte*, cudaStream_t)>& launch);
   const DestinationLayout& destination() const { return destination_; }
   int device() const { return options_.device; }
 

@@ -79,8 +79,9 @@ void converting_bad_alloc(Body&& body) {
 
 class ReadJob {
  public:
-  ReadJob(const Array::Impl& array, const Region& region, ChunkSink& sink, const Settings& settings)
-      : array_(array), metadata_(array.metadata), region_(region), sink_(sink), settings_(settings),
+  ReadJob(const Array::Impl& array, const Region& region, ChunkSink& sink, const Settings& settings,
+          const ReadPicks* picks = nullptr)
+      : array_(array), chunk_picks_(picks ? &picks->chunks : nullptr), inner_picks_(picks ? &picks->inner : nullptr), metadata_(array.metadata), region_(region), sink_(sink), settings_(settings),
         rank_(metadata_.rank()), chunk_shape_(to_extents(metadata_.chunk_shape)),
         memory_limit_(settings.effective_memory_limit()) {
     const codec::CodecChain& staged = array_.sharding ? array_.sharding->inner_chain() : array_.chain;
@@ -92,12 +93,12 @@ class ReadJob {
 
   ReadStats run() {
     ReadStats stats;
-    GridWindow chunks = window_over(region_, Extents{}, chunk_shape_, rank_);
+    GridWindow chunks = window_over(region_, Extents{}, chunk_shape_, rank_, chunk_picks_);
     const std::uint64_t chunk_count = chunks.size();
     // Sharded arrays parallelize over inner chunks, so a region inside a few shards still gets
     // every thread.
     std::uint64_t parallel_tasks = chunk_count;
-    if (array_.sharding) parallel_tasks = window_over(region_, Extents{}, inner_shape_, rank_).size();
+    if (array_.sharding) parallel_tasks = window_over(region_, Extents{}, inner_shape_, rank_, inner_picks_).size();
     // A remote store waits on round trips, not cores: its request concurrency sets the threads.
     const unsigned threads = settings_.threads == 0 && array_.store->remote() ? array_.store->preferred_threads()
                                                                               : settings_.effective_threads();
@@ -301,7 +302,7 @@ class ReadJob {
       origin[d] = coords[d] * chunk_shape_[d];
       shard_region[d] = {std::max(origin[d], region_[d].start), std::min(origin[d] + chunk_shape_[d], region_[d].stop)};
     }
-    return window_over(shard_region, origin, inner_shape_, rank_);
+    return window_over(shard_region, origin, inner_shape_, rank_, inner_picks_);
   }
 
   void read_sharded(const GridWindow& shards) {
@@ -311,7 +312,7 @@ class ReadJob {
     std::vector<ShardSlice> wave;
     std::uint64_t in_wave = 0;
     // Progress counts inner chunks: filled ones when planned, the others when read.
-    total_tasks_ = window_over(region_, Extents{}, inner_shape_, rank_).size();
+    total_tasks_ = window_over(region_, Extents{}, inner_shape_, rank_, inner_picks_).size();
     for (std::uint64_t s = 0; s < shard_count && !failed_; ++s) {
       Extents origin{};
       const std::uint64_t needed = inner_window(shards.cell(s), origin).size();
@@ -508,6 +509,8 @@ class ReadJob {
   }
 
   const Array::Impl& array_;
+  const CellPicks* chunk_picks_;  // null: every cell of the region
+  const CellPicks* inner_picks_;
   const ArrayMetadata& metadata_;
   const Region& region_;
   ChunkSink& sink_;
@@ -540,6 +543,11 @@ class ReadJob {
 
 ReadStats run_read(const Array::Impl& array, const Region& region, ChunkSink& sink, const Settings& settings) {
   return ReadJob(array, region, sink, settings).run();
+}
+
+ReadStats run_read(const Array::Impl& array, const Region& region, ChunkSink& sink, const Settings& settings,
+                   const ReadPicks* picks) {
+  return ReadJob(array, region, sink, settings, picks).run();
 }
 
 }  // namespace zarrdirect

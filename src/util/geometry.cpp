@@ -53,6 +53,10 @@ std::uint64_t GridWindow::size() const {
 
 Extents GridWindow::cell(std::uint64_t linear) const {
   Extents coords = linear_to_coords(linear, count, rank);
+  if (picks) {
+    for (std::size_t d = 0; d < rank; ++d) coords[d] = picks->axes[d][first[d] + coords[d]] - base[d];
+    return coords;
+  }
   for (std::size_t d = 0; d < rank; ++d) coords[d] += first[d];
   return coords;
 }
@@ -68,6 +72,24 @@ GridWindow window_over(const Region& region, const Extents& origin, const Extent
     window.first[d] = (region[d].start - origin[d]) / cell_shape[d];
     std::uint64_t last = (region[d].stop - 1 - origin[d]) / cell_shape[d];
     window.count[d] = last - window.first[d] + 1;
+  }
+  return window;
+}
+
+GridWindow window_over(const Region& region, const Extents& origin, const Extents& cell_shape, std::size_t rank,
+                       const CellPicks* picks) {
+  GridWindow window = window_over(region, origin, cell_shape, rank);
+  if (!picks) return window;
+  window.picks = picks;
+  for (std::size_t d = 0; d < rank; ++d) {
+    const auto& axis = picks->axes[d];
+    window.base[d] = origin[d] / cell_shape[d];
+    const std::uint64_t lo = window.base[d] + window.first[d];
+    const std::uint64_t hi = lo + window.count[d];
+    auto begin = std::lower_bound(axis.begin(), axis.end(), lo);
+    auto end = std::lower_bound(begin, axis.end(), hi);
+    window.first[d] = static_cast<std::uint64_t>(begin - axis.begin());
+    window.count[d] = static_cast<std::uint64_t>(end - begin);
   }
   return window;
 }

@@ -43,11 +43,21 @@ struct ChunkBox {
   bool covers_chunk() const;
 };
 
-// The cells [first, first + count) of a grid, enumerated in C order.
+// Cells picked per axis, for reads of selections (zarrdirect/selection.hpp): axes[d] lists,
+// ascending and unique, the cells of dimension d that hold a selected element, counted in a grid
+// that starts at element 0.
+struct CellPicks {
+  std::vector<std::vector<std::uint64_t>> axes;
+};
+
+// The cells [first, first + count) of a grid, enumerated in C order. With picks, dimension d's
+// cells are picks->axes[d][first[d] .. first[d] + count[d]) less base[d] instead.
 struct GridWindow {
   std::size_t rank = 0;
   Extents first{};
   Extents count{};
+  const CellPicks* picks = nullptr;
+  Extents base{};
   std::uint64_t size() const;
   // Grid coordinates of the window's cell number `linear` (C order within the window).
   Extents cell(std::uint64_t linear) const;
@@ -56,6 +66,10 @@ struct GridWindow {
 // The cells of a grid of `cell_shape` cells starting at `origin` that overlap `region` (which
 // lies at or after `origin`). A region empty in some dimension gives an empty window.
 GridWindow window_over(const Region& region, const Extents& origin, const Extents& cell_shape, std::size_t rank);
+// The same, keeping only the picked cells (null `picks`: all of them). `origin` must lie on a
+// cell boundary of the picks' grid, as a shard's origin does on its inner chunks'.
+GridWindow window_over(const Region& region, const Extents& origin, const Extents& cell_shape, std::size_t rank,
+                       const CellPicks* picks);
 
 // The box where the cell at `coords` of a grid of `cell_shape` (origin `origin`) meets `region`;
 // offset_in_dest is relative to the region's start.

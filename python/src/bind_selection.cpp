@@ -1,0 +1,129 @@
+// _native.Array.read_selection / read_selection_into: reads of selections beyond boxes (slice
+// steps, index lists, masks). The Python layer (zarrdirect/_region.py) has already checked the
+// key with NumPy's rules and messages; what arrives per array axis is an int (an index), a
+// (start, stop, step) tuple (None: an open bound) or a 1-d int64 array of indices.
+#include <optional>
+
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "cuda_runtime.hpp"
+#include "device_array.hpp"
+#include "interruptible.hpp"
+#include "zarrdirect/selection.hpp"
+
+namespace py = pybind11;
+
+namespace zarrdirect::python {
+namespace {
+
+Device device_named(const std::string& text) {
+  if (text == "cpu") return Device::cpu;
+  if (text == "cuda") return Device::cuda;
+  throw Error(ErrorKind::invalid_argument, fmt::format("device must be \"cpu\" or \"cuda\", not \"{}\"", text));
+}
+
+Selection selection_from_python(const py::list& axes) {
+  Selection selection;
+  for (const py::handle item : axes) {
+    if (py::isinstance<py::tuple>(item)) {
+      auto parts = item.cast<py::tuple>();
+      if (parts.size() != 3) throw Error(ErrorKind::invalid_argument, "selection: a slice needs (start, stop, step)");
+      auto bound = [&](std::size_t k) { return parts[k].is_none() ? std::optional<std::int64_t>() : parts[k].cast<std::int64_t>(); };
+      auto start = bound(0);
+      auto stop = bound(1);
+      selection.push_back(AxisSelection::slice_open(start.has_value(), start.value_or(0), stop.has_value(),
+                                                    stop.value_or(0), parts[2].cast<std::int64_t>()));
+    } else if (py::isinstance<py::int_>(item)) {
+      selection.push_back(AxisSelection::index(item.cast<std::int64_t>()));
+    } else {
+      auto indices = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(item);
+      if (!indices || indices.ndim() != 1)
+        throw Error(ErrorKind::invalid_argument, "selection: an index list must be a 1-d integer array");
+      selection.push_back(AxisSelection::list(std::vector<std::int64_t>(indices.data(), indices.data() + indices.size())));
+    }
+  }
+  return selection;
+}
+
+Settings settings_with(unsigned threads) {
+  Settings settings = Settings::from_environment();
+  if (threads > 0) settings.threads = threads;
+  return settings;
+}
+
+py::tuple read_selection(const Array& array, const py::list& axes, const std::optional<std::vector<std::int64_t>>& shape,
+                         const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
+                         unsigned threads, const py::object& progress) {
+  const Device device = device_named(device_name);
+  if (device == Device::cpu) stream.reset();
+  const Selection selection = selection_from_python(axes);
+  const Settings settings = settings_with(threads);
+  int run_device = -1;
+  if (device == Device::cuda) run_device = cuda_device >= 0 ? cuda_device : current_device();
+  NDArray result;
+  run_interruptible(
+      [&](const ProgressCallback& callback) {
+        Settings with_progress = settings;
+        with_progress.progress = callback;
+        auto extents = selection_shape(selection, array.metadata().shape);
+        std::uint64_t count = 1;
+        for (auto extent : extents) count *= extent;
+        Buffer buffer = Buffer::allocate(device, static_cast<std::size_t>(count * array.metadata().dtype.size));
+        Destination destination{buffer.data(), {}, device, stream ? reinterpret_cast<void*>(*stream) : nullptr};
+        ReadStats stats = array.read_selection_into(selection, destination, with_progress);
+        result = NDArray(std::move(buffer), std::move(extents), array.metadata().dtype, std::move(stats));
+      },
+      progress, run_device);
+  auto out_shape = result_shape(result, shape);
+  py::dict stats = stats_to_dict(result.stats());
+  if (device == Device::cpu) return py::make_tuple(host_view(std::move(result), out_shape), stats);
+  int holder = device_of_pointer(result.data());
+  if (holder < 0) holder = std::max(run_device, 0);
+  return py::make_tuple(py::cast(DeviceArray(std::move(result), std::move(out_shape), holder, stream)), stats);
+}
+
+// `byte_strides` come per array axis (zarrdirect/_out.py); the engine takes them per result axis.
+py::dict read_selection_into(const Array& array, const py::list& axes, std::uintptr_t data,
+                             const std::vector<std::int64_t>& byte_strides, const std::string& device_name,
+                             int cuda_device, std::optional<std::uintptr_t> stream, unsigned threads,
+                             const py::object& progress) {
+  const Device device = device_named(device_name);
+  if (device == Device::cpu) stream.reset();
+  auto* pointer = reinterpret_cast<void*>(data);
+  const Selection selection = selection_from_python(axes);
+  std::vector<std::int64_t> result_strides;
+  for (std::size_t d = 0; d < selection.size() && d < byte_strides.size(); ++d)
+    if (selection[d].kind() != AxisSelection::Kind::index) result_strides.push_back(byte_strides[d]);
+  int run_device = -1;
+  if (device == Device::cuda) {
+    run_device = device_of_pointer(pointer);
+    if (run_device < 0) run_device = cuda_device >= 0 ? cuda_device : current_device();
+  }
+  const Settings settings = settings_with(threads);
+  ReadStats stats;
+  run_interruptible(
+      [&](const ProgressCallback& callback) {
+        Settings with_progress = settings;
+        with_progress.progress = callback;
+        Destination destination{pointer, result_strides, device, stream ? reinterpret_cast<void*>(*stream) : nullptr};
+        stats = array.read_selection_into(selection, destination, with_progress);
+      },
+      progress, run_device);
+  return stats_to_dict(stats);
+}
+
+}  // namespace
+
+void bind_selection(py::module_& module) {
+  py::class_<Array> cls = module.attr("Array");
+  cls.def("read_selection", &read_selection, py::arg("axes"), py::arg("shape"), py::arg("device"),
+          py::arg("cuda_device"), py::arg("stream"), py::arg("threads"), py::arg("progress"))
+      .def("read_selection_into", &read_selection_into, py::arg("axes"), py::arg("data"), py::arg("byte_strides"),
+           py::arg("device"), py::arg("cuda_device"), py::arg("stream"), py::arg("threads"), py::arg("progress"));
+}
+
+}  // namespace zarrdirect::python
