@@ -186,3 +186,11 @@ def test_writing_to_a_url_is_unsupported(server) -> None:
         zarrdirect.create(server.url + "/new", shape=(4,), dtype="uint8")
     with pytest.raises(zarrdirect.UnsupportedError):
         zarrdirect.open(server.url + "/plain", mode="r+")[0:2, 0:2] = 1
+
+
+def test_credentials_in_the_url_are_refused_without_being_shown(server) -> None:
+    url = server.url.replace("http://", "http://someone:pw9x@") + "/plain"
+    with pytest.raises(zarrdirect.InvalidArgumentError) as caught:
+        zarrdirect.open(url)
+    assert "pw9x" not in str(caught.value) and "ZARRDIRECT_HTTP_HEADERS" in str(caught.value)
+    assert server.log == []  # nothing was sent

@@ -45,6 +45,12 @@ std::string normalize_base_url(std::string_view base) {
   const std::size_t host_end = std::min(url.find('/', host_start), url.size());
   if (host_end == host_start)
     throw Error(ErrorKind::invalid_argument, fmt::format("{}: the URL names no host", quote(url_for_messages(base), 200)));
+  // Credentials in the URL would travel into every message naming a chunk: refused, unshown.
+  if (url.substr(host_start, host_end - host_start).find('@') != std::string::npos)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("{}: user name or password in the URL: pass credentials in ZARRDIRECT_HTTP_HEADERS "
+                            "(Authorization: ...) or ZARRDIRECT_HTTP_BEARER_TOKEN instead",
+                            quote(url_for_messages(base), 200)));
   for (char c : url)
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f)
       throw Error(ErrorKind::invalid_argument,

@@ -13,7 +13,8 @@ namespace zarrdirect {
 std::optional<std::string> url_scheme(std::string_view text);
 
 // `base` without a query or fragment and without trailing slashes, checked to be an http(s) URL
-// with a host. Throws Error(invalid_argument) naming the URL otherwise (Error(unsupported) naming
+// with a host and without "user:password@". Throws Error(invalid_argument) naming the URL
+// (without credentials) otherwise (Error(unsupported) naming
 // the scheme for another scheme).
 std::string normalize_base_url(std::string_view base);
 

@@ -46,6 +46,12 @@ TEST(Url, BadOrForeignUrlsAreRefusedWithTheirKind) {
   EXPECT_EQ(kind_of("http:///path-only"), ErrorKind::invalid_argument);
   EXPECT_EQ(kind_of("http://host/a b"), ErrorKind::invalid_argument);
   EXPECT_EQ(kind_of("http://host/a\nb"), ErrorKind::invalid_argument);
+  EXPECT_EQ(kind_of("https://user:pw9x@host/a.zarr"), ErrorKind::invalid_argument);
+  try {
+    normalize_base_url("https://user:pw9x@host/a.zarr");
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("pw9x"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Url, UnsupportedSchemesAreNamedByOpenStore) {
