@@ -1101,11 +1101,11 @@ TEST(BadInputMessages, ALinkLoopInsideTheFolderIsCalledALoop) {
 TEST(BadInputRegion, RegionsOfTheCliAreCheckedAgainstTheShape) {
   test::TempDir dir;
   put_json(dir / "a/zarr.json", v3_doc());
-  for (const char* region : {"0:5", "4", "-5", "0:2:1", "x", "0,0,0", "1:2,,"}) {
+  for (const char* region : {"0:5", "0:2:1", "4", "-5", "0:2:0", "x", "0,0,0", "1:2,,"}) {
     auto result =
         test::run_command(fmt::format("'{}' read -q '{}' --region '{}'", test::cli_path(), (dir / "a").string(), region));
     // A region the array cannot have is a mistake on the command line: a usage error (exit 2).
-    EXPECT_EQ(result.exit_code, region == std::string_view("0:5") ? 0 : 2) << region << ": " << result.output;
+    EXPECT_EQ(result.exit_code, region == std::string_view("0:5") || region == std::string_view("0:2:1") ? 0 : 2) << region << ": " << result.output;
     if (result.exit_code == 2) {
       EXPECT_EQ(lines_of(result.output).size(), 1u) << result.output;
       EXPECT_NE(result.output.find("region"), std::string::npos) << result.output;

@@ -383,11 +383,12 @@ TEST_F(Cli, EveryUsageErrorExitsTwo) {
   // Found once the target is open: one "error:" line, exit 2.
   expect_usage_line(cli("info"), {"PATH", "--system"});
   expect_usage_line(cli("info --system " + a), {"PATH", "--system"});
-  expect_usage_line(cli("read -q " + a + " --region 0:1:1"), {"--region", "steps"});
-  expect_usage_line(cli("read -q " + a + " --region 9"), {"--region", "dimension 0", "[6, 7]"});
-  expect_usage_line(cli("read -q " + a + " --region 1,2,3"), {"--region", "more dimensions"});
+  expect_usage_line(cli("read -q " + a + " --region 0:1:0"), {"--region", "step cannot be zero"});
+  expect_usage_line(cli("read -q " + a + " --region 9"), {"--region", "out of bounds for axis 0 with size 6", "[6, 7]"});
+  expect_usage_line(cli("read -q " + a + " --region 1,2,3"), {"--region", "too many indices"});
   expect_usage_line(cli("read -q " + a + " --region 'x:'"), {"--region", "not an integer"});
-  expect_usage_line(cli("read -q " + a + " --region '...,...'"), {"--region", "only one"});
+  expect_usage_line(cli("read -q " + a + " --region '...,...'"), {"--region", "single ellipsis"});
+  expect_usage_line(cli("read -q " + a + " --region '1:2:3:4'"), {"--region", "more than two ':'"});
   expect_usage_line(cli("bench " + a + " --region 0:1:1"), {"--region", "steps"});
   expect_usage_line(cli("read -q " + a + " --level 1"), {"--level", "is an array"});
   expect_usage_line(cli("sample " + s + " --shape 100000,100000,100000"), {"--shape", "at most"});
@@ -401,6 +402,29 @@ TEST_F(Cli, OutputsOtherThanNpyAreRefusedBeforeReading) {
   auto upper = cli("read -q " + quoted(array()) + " -o " + quoted(dir / "OUT.NPY"));
   EXPECT_EQ(upper.exit_code, 0) << upper.output;
   EXPECT_EQ(read_npy(dir / "OUT.NPY").shape, (std::vector<std::uint64_t>{6, 7}));
+}
+
+TEST_F(Cli, RegionTakesSteps) {
+  auto output = dir / "strided.npy";
+  auto result = cli("read -q " + quoted(array()) + " --region '::-2,1::3' -o " + quoted(output));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  NpyArray npy = read_npy(output);
+  ASSERT_EQ(npy.shape, (std::vector<std::uint64_t>{3, 2}));
+  auto data = npy.native_c_order();
+  const std::uint16_t expected[] = {501, 504, 301, 304, 101, 104};
+  for (std::size_t i = 0; i < 6; ++i) {
+    std::uint16_t got;
+    std::memcpy(&got, data.data() + i * 2, 2);
+    EXPECT_EQ(got, expected[i]) << i;
+  }
+  // "..." with a step, and an index keeping its axis (extent 1).
+  ASSERT_EQ(cli("read -q " + quoted(array()) + " --region '...,2,::-3' -o " + quoted(output)).exit_code, 0);
+  npy = read_npy(output);
+  ASSERT_EQ(npy.shape, (std::vector<std::uint64_t>{1, 3}));
+  data = npy.native_c_order();
+  std::uint16_t first;
+  std::memcpy(&first, data.data(), 2);
+  EXPECT_EQ(first, 206);
 }
 
 TEST_F(Cli, RegionTakesAnEllipsis) {

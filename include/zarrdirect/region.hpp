@@ -1,9 +1,10 @@
 // Regions: the box of an array that a read covers.
 //
 // A Region holds one half-open [start, stop) range per dimension. An empty Region means the
-// whole array. Regions are written on the command line NumPy-style: "0:10,:,5:6" (steps are not
-// supported; a bare index "5" keeps the dimension with extent 1; one "..." stands for as many
-// whole dimensions as the others leave: "...,0:8" is the last axis' first 8).
+// whole array. Regions are written on the command line NumPy-style: "0:10,:,5:6" (a box has no
+// steps: selection.hpp's parse_selection reads "::2,::-1" into a Selection; a bare index "5"
+// keeps the dimension with extent 1; one "..." stands for as many whole dimensions as the
+// others leave: "...,0:8" is the last axis' first 8).
 #pragma once
 
 #include <cstdint>

@@ -127,7 +127,7 @@ def test_out_and_strided_out(case) -> None:
     out = np.zeros((3, 10, 7), dtype=data.dtype)
     assert array.read((slice(None, 6, 2),), out=out) is out
     np.testing.assert_array_equal(out, data[:6:2])
-    big = np.zeros((7, 14), dtype=data.dtype, order="F")
+    big = np.zeros((14, 9), dtype=data.dtype, order="F")
     view = big[::2, ::3]
     array.read((slice(None, None, -2), 4, slice(None, None, 3)), out=view)
     np.testing.assert_array_equal(view, data[::-2, 4, ::3])

@@ -63,8 +63,11 @@ def _slice_axis(item: slice, extent: int, axis: int) -> tuple[int, int, int]:
 
 
 def _engine_slice(start: int, stop: int, step: int) -> tuple:
-    """A resolved slice for the engine: -1 after slice.indices() means "before 0", an open bound."""
-    return (start if start >= 0 else None, stop if stop >= 0 else None, step)
+    """A resolved slice for the engine. After slice.indices() with a negative step, a stop of -1
+    means "through element 0" (an open bound) and a start of -1 an empty selection."""
+    if start < 0:
+        return (0, 0, step)
+    return (start, stop if stop >= 0 else None, step)
 
 
 def _index_array(item: Any, extent: int, axis: int) -> np.ndarray | None:

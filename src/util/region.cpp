@@ -105,7 +105,8 @@ Region parse_region(std::string_view text, std::span<const std::uint64_t> shape)
       region.push_back({first, first + 1});
     } else {
       if (item.find(':', colon + 1) != std::string_view::npos)
-        bad_region(fmt::format("dimension {}: steps are not supported", dim));
+        bad_region(fmt::format("dimension {}: steps are not supported here (a box; `read --region` and "
+                               "Array::read_selection take them)", dim));
       std::uint64_t start = slice_bound(trim(item.substr(0, colon)), extent, 0, dim);
       std::uint64_t stop = slice_bound(trim(item.substr(colon + 1)), extent, extent, dim);
       region.push_back({start, std::max(start, stop)});
