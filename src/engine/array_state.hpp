@@ -6,6 +6,7 @@
 
 #include "codec/codec.hpp"
 #include "codec/sharding.hpp"
+#include "engine/chunk_cache.hpp"
 #include "store/file_store.hpp"
 #include "zarrdirect/array.hpp"
 
@@ -17,6 +18,9 @@ struct Array::Impl {
   std::unique_ptr<FileStore> store;
   codec::CodecChain chain;                              // prepared for one (outer) chunk
   const codec::ShardingCodec* sharding = nullptr;       // set when partial shard reads apply
+  // Decoded chunks shared by the handle's reads (off until enabled); the pointer is const, the
+  // cache is internally synchronized.
+  std::unique_ptr<ChunkCache> cache = std::make_unique<ChunkCache>();
 
   static std::shared_ptr<const Impl> create(const std::filesystem::path& path, ArrayMetadata metadata);
 };
