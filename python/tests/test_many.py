@@ -230,3 +230,25 @@ def test_read_many_to_device(volume):
     np.testing.assert_array_equal(batch.to_host()[1], data[9:13, 2:6, 0:4])
     future = array.read_many_async(["0:4,0:4,0:4"], device="cuda", stack=True)
     np.testing.assert_array_equal(future.result().to_host()[0], data[0:4, 0:4, 0:4])
+
+
+def _shard_sums(args):
+    sampler, shard = args
+    return [int(batch.sum()) for batch in sampler.batches(shard, 2)]
+
+
+def test_patch_sampler_in_forked_workers(volume):
+    """As a multi-worker data loader uses it: pickled to forked workers that already had the
+    parent's background threads, each reading its own shard."""
+    import multiprocessing
+
+    path, data = volume
+    def fresh():
+        return zarrdirect.PatchSampler(path, (4, 4, 4), 3, num_batches=4, seed=2)
+
+    expected = [[int(b.sum()) for b in fresh().batches(shard, 2)] for shard in (0, 1)]  # epoch 0 of each
+    sampler = fresh()
+    list(zarrdirect.open(path).read_many_async(["0:2"]).result())  # the parent's drivers run now
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        got = pool.map(_shard_sums, [(sampler, 0), (sampler, 1)], chunksize=1)
+    assert got == expected

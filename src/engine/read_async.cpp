@@ -12,6 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "engine/batch_upload.hpp"
 #include "engine/array_state.hpp"
 
@@ -39,12 +41,26 @@ struct ReadHandle::State {
 namespace {
 
 // The threads that run background reads. Never destroyed (a static destructor would have to
-// join threads that may be inside a read at exit); idle ones wait on the queue.
+// join threads that may be inside a read at exit); idle ones wait on the queue. A child made by
+// fork() (a data loader's worker) gets drivers of its own, as WorkerPool::shared() does: the
+// parent's threads do not exist there and its mutex may have been held at the fork.
 class AsyncDrivers {
  public:
   static AsyncDrivers& instance() {
-    static auto* drivers = new AsyncDrivers();
-    return *drivers;
+    static std::atomic<AsyncDrivers*> drivers{nullptr};
+    static std::atomic<pid_t> owner{0};
+    static std::mutex creating;
+    const pid_t self = ::getpid();
+    AsyncDrivers* current = drivers.load(std::memory_order_acquire);
+    if (current && owner.load(std::memory_order_acquire) == self) return *current;
+    std::lock_guard lock(creating);
+    current = drivers.load(std::memory_order_acquire);
+    if (!current || owner.load(std::memory_order_acquire) != self) {
+      current = new AsyncDrivers();
+      owner.store(self, std::memory_order_release);
+      drivers.store(current, std::memory_order_release);
+    }
+    return *current;
   }
 
   void submit(std::function<void()> job) {

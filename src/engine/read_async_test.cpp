@@ -5,6 +5,9 @@
 #include <atomic>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "test_support.hpp"
 #include "zarrdirect/array.hpp"
 
@@ -112,6 +115,24 @@ TEST(ReadAsync, PrefetcherBesideTheMainThread) {
     auto batch = pending[i].get();
     EXPECT_EQ(bytes_of(batch[0]), bytes_of(array.read({{i, i + 20}, {i, i + 9}})));
   }
+}
+
+TEST(ReadAsync, WorksInAForkedChild) {
+  test::TempDir dir;
+  Array array = make(dir, {16, 16}, {8, 8});
+  const auto expected = bytes_of(array.read());
+  ASSERT_EQ(bytes_of(array.read_async({}).get()[0]), expected);  // the parent's drivers exist now
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The parent's driver threads are not here: a child with the parent's count would wait forever.
+    ReadHandle handle = array.read_async({});
+    const bool finished = handle.wait_for(std::chrono::seconds(20));
+    ::_exit(finished && bytes_of(handle.get()[0]) == expected ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 }  // namespace
