@@ -42,6 +42,10 @@ class Buffer {
  public:
   Buffer() = default;
   static Buffer allocate(Device device, std::size_t nbytes);
+  // `nbytes` of `whole` from `offset`, sharing its ownership (the memory lives while any part of
+  // it does): read_many hands out one allocation as one result per region. Error(invalid_argument)
+  // when the part is not inside `whole`.
+  static Buffer part(const Buffer& whole, std::size_t offset, std::size_t nbytes);
   void* data() const { return data_.get(); }
   std::size_t size() const { return size_; }
   Device device() const { return device_; }

@@ -122,6 +122,21 @@ TEST(ReadMany, EqualsOneReadPerRegion) {
   }
 }
 
+TEST(ReadMany, ResultsShareOneAllocationAndOutliveEachOther) {
+  test::TempDir dir;
+  Array array = make_array(dir, cases()[1]);
+  std::vector<Region> regions{{{0, 3}, {0, 5}}, {{4, 20}, {1, 2}}, {{19, 20}, {16, 17}}};
+  auto expected = bytes_of(array.read(regions[2]));
+  NDArray last;
+  {
+    auto many = array.read_many(regions);
+    for (const auto& result : many) EXPECT_EQ(reinterpret_cast<std::uintptr_t>(result.data()) % 256, 0u);
+    last = many[2];
+  }
+  EXPECT_EQ(bytes_of(last), expected);  // the others are gone; this part keeps the memory alive
+  EXPECT_THROW(Buffer::part(last.buffer(), 1, last.nbytes()), Error);
+}
+
 TEST(ReadMany, DecodesEachChunkOnce) {
   for (const auto& c : cases()) {
     SCOPED_TRACE(c.name);
