@@ -8,8 +8,15 @@
 //
 // Reads run on a pool of threads; missing chunks read as the fill value. An Array is cheap to
 // copy and safe to read from several threads at once.
+//
+// Thread safety: every const member (read, read_into, read_many*, read_async, write,
+// storage_summary, set_cache_bytes, cache_stats) may be called from any number of threads at
+// once on one Array or its copies (copies share one handle: the same decoded-chunk cache).
+// Reads of a region that another thread writes at the same time see each chunk old or new, never
+// a torn chunk. update_attributes / set_attributes are the exception (see there).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -36,6 +43,10 @@ class Buffer {
  public:
   Buffer() = default;
   static Buffer allocate(Device device, std::size_t nbytes);
+  // `nbytes` of `whole` from `offset`, sharing its ownership (the memory lives while any part of
+  // it does): read_many hands out one allocation as one result per region. Error(invalid_argument)
+  // when the part is not inside `whole`.
+  static Buffer part(const Buffer& whole, std::size_t offset, std::size_t nbytes);
   void* data() const { return data_.get(); }
   std::size_t size() const { return size_; }
   Device device() const { return device_; }
@@ -65,7 +76,22 @@ struct ReadStats {
   std::uint64_t bytes_out = 0;      // bytes placed in the destination
   std::string io_path;              // "host", "staged", "gds"
   unsigned threads = 0;
+  std::size_t chunks_decoded = 0;   // chunks (or inner chunks) decoded (read_many and cached reads)
+  std::size_t cache_hits = 0;       // chunks taken decoded from the handle's cache
 };
+
+// The decoded-chunk cache of one array handle (Array::set_cache_bytes), counted since it was
+// enabled.
+struct CacheStats {
+  std::size_t capacity_bytes = 0;
+  std::size_t bytes = 0;           // decoded bytes held
+  std::size_t entries = 0;
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t evictions = 0;     // entries dropped to stay within the capacity
+  std::uint64_t invalidations = 0; // entries dropped because the stored chunk changed
+};
+
 
 // An n-d result: C-contiguous elements in native byte order.
 class NDArray {
@@ -132,6 +158,29 @@ struct StorageSummary {
   std::uint64_t chunks_refused = 0;  // keys present that a read refuses (a link out, not a file)
 };
 
+// A read running in the background (Array::read_async, read_many_async). Cheap to copy; copies
+// share the read. Safe to use from several threads.
+class ReadHandle {
+ public:
+  ReadHandle() = default;
+  // True once the read has finished (successfully, failed or cancelled).
+  bool done() const;
+  // Waits up to `timeout` for the read; true when it has finished.
+  bool wait_for(std::chrono::nanoseconds timeout) const;
+  // Waits for the read and returns its arrays (one per region, or one stacked batch); rethrows
+  // its Error (ErrorKind::cancelled after cancel()). May be called more than once.
+  std::vector<NDArray> get() const;
+  // Asks the read to stop: a queued read never starts, a running one stops between chunks.
+  // A read that had already finished keeps its result. Returns false when it had.
+  bool cancel() const;
+
+  struct State;
+  explicit ReadHandle(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
 class Array {
  public:
   // Opens the array in folder `path` (v2 or v3, detected from its metadata file).
@@ -171,6 +220,44 @@ class Array {
   // The same into memory the caller owns; byte_strides (if any) are per axis of the result.
   ReadStats read_selection_into(const Selection& selection, const Destination& destination,
                                 const Settings& settings = Settings::from_environment()) const;
+
+  // --- Many regions at once (read_many.cpp, array_many.cpp). The batch is planned as one:
+  // every chunk (or inner chunk of a shard) that any region needs is fetched and decoded once,
+  // then placed into each region that needs it, on the shared worker pool. Device destinations
+  // are gathered in pinned host memory and copied to the device once per region (adjacent
+  // C-contiguous destinations, as a stacked batch has, in one copy). Regions may overlap and
+  // repeat. Errors as for read(), naming the chunk; a region out of bounds is
+  // Error(invalid_argument) naming its index, before anything is read. ReadStats are the batch's.
+
+  // One new array per region, on `device`.
+  std::vector<NDArray> read_many(const std::vector<Region>& regions, Device device = Device::cpu,
+                                 const Settings& settings = Settings::from_environment()) const;
+  // One new array of shape [regions.size(), *shape] holding the regions in order; all regions
+  // must have the same shape (Error(invalid_argument) otherwise).
+  NDArray read_batch(const std::vector<Region>& regions, Device device = Device::cpu,
+                     const Settings& settings = Settings::from_environment()) const;
+  // Into memory the caller owns, one destination per region (all on one device kind, one stream).
+  ReadStats read_many_into(const std::vector<Region>& regions, const std::vector<Destination>& destinations,
+                           const Settings& settings = Settings::from_environment()) const;
+
+  // --- Reads in the background (read_async.cpp), on a few library threads that drive the worker
+  // pool; a loader prepares the next batch while the caller works on this one. The Array's
+  // handle is kept alive by the read. A CUDA read allocates on the device current on the calling
+  // thread when the call is made.
+  ReadHandle read_async(const Region& region, Device device = Device::cpu,
+                        const Settings& settings = Settings::from_environment()) const;
+  // read_many (stack false) or read_batch (stack true) in the background.
+  ReadHandle read_many_async(std::vector<Region> regions, Device device = Device::cpu, bool stack = false,
+                             const Settings& settings = Settings::from_environment()) const;
+
+  // --- The decoded-chunk cache (chunk_cache.cpp) of this handle, shared by its copies and by
+  // every read through it (read, read_into, read_many*, async). Bounded by bytes, least recently
+  // used first out; host memory. An entry is used only while its file's size, modification time
+  // (ns) and inode are what they were when it was decoded (checked with fstat at every use),
+  // and writes through this handle drop the chunks they touch. 0 turns it off and frees it.
+  // Also enabled by Settings::cache_bytes / ZARRDIRECT_CACHE_MB. Safe from any thread.
+  void set_cache_bytes(std::size_t bytes) const;
+  CacheStats cache_stats() const;
 
   // Writes `source` (the shape of `region`; empty region: the whole array) into the array.
   // Chunks the region covers are encoded and replaced; chunks (or shards) it covers in part are

@@ -108,6 +108,8 @@ py::dict stats_to_dict(const ReadStats& stats) {
   out["bytes_out"] = stats.bytes_out;
   out["io_path"] = stats.io_path;
   out["threads"] = stats.threads;
+  out["chunks_decoded"] = stats.chunks_decoded;
+  out["cache_hits"] = stats.cache_hits;
   return out;
 }
 

@@ -41,6 +41,8 @@ except ImportError as _error:  # pragma: no cover - depends on the build
 
 from ._array import Array, open
 from ._dropins import read_zarr_to_gpu, read_zarr_via_kvikio
+from ._many import ReadFuture
+from ._patches import PatchSampler
 from ._group import Group, Multiscale, open_group, open_multiscale
 from ._write import WritableArray, create, create_group, open, save, write_zarr_from_gpu
 
@@ -73,6 +75,8 @@ __all__ = [
     "Array",
     "DeviceArray",
     "Group",
+    "ReadFuture",
+    "PatchSampler",
     "Multiscale",
     "open",
     "open_group",

@@ -303,6 +303,50 @@ class Array:
                                        thread_count, callback)
         return out, stats
 
+    # -- many regions, background reads, the chunk cache (_many.py) ---------------------------
+
+    def read_many(self, regions: Any, device: Any = None, *, stack: bool = False, threads: int | None = None,
+                  return_stats: bool = False) -> Any:
+        """Reads every region of `regions` (a list of index tuples or strings such as
+        ``"0:64,0:64,0:64"``) in one batch: each chunk any of them needs is read and decoded
+        once. Returns a list of arrays (NumPy, or DeviceArray for device="cuda"), or with
+        ``stack=True`` (all regions of one shape) one array with a leading batch axis."""
+        from ._many import read_many
+
+        return read_many(self, regions, device, stack, threads, return_stats)
+
+    def read_async(self, region: Any = None, device: Any = None, *, threads: int | None = None) -> "ReadFuture":
+        """Starts reading `region` in the background; returns a ReadFuture (``.result(timeout)``,
+        ``.done()``, ``.cancel()``)."""
+        from ._many import read_many_async
+
+        return read_many_async(self, [region], device, False, threads, single=True)
+
+    def read_many_async(self, regions: Any, device: Any = None, *, stack: bool = False,
+                        threads: int | None = None) -> "ReadFuture":
+        """:meth:`read_many` in the background: a ReadFuture whose result() is its return value."""
+        from ._many import read_many_async
+
+        return read_many_async(self, regions, device, stack, threads)
+
+    @property
+    def cache_bytes(self) -> int:
+        """Capacity of this handle's decoded-chunk cache (0: off, the default). Setting it turns
+        the cache on for every read through this object (and its copies made by the engine);
+        also ZARRDIRECT_CACHE_MB. Chunks changed on disk or written through the handle are
+        never served stale."""
+        return int(_native.cache_stats(self._native)["capacity_bytes"])
+
+    @cache_bytes.setter
+    def cache_bytes(self, nbytes: int) -> None:
+        from ._many import set_cache_bytes
+
+        set_cache_bytes(self, nbytes)
+
+    def cache_stats(self) -> dict:
+        """The cache's counters: capacity_bytes, bytes, entries, hits, misses, evictions, invalidations."""
+        return dict(_native.cache_stats(self._native))
+
     def __getitem__(self, key: Any) -> Any:
         """NumPy-style basic indexing into host memory: ints, slices (steps too, negative
         included), ``...``, None. Only the chunks holding a selected element are read."""

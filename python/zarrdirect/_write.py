@@ -186,13 +186,17 @@ def _reopen_writable(path: str, writable: bool) -> WritableArray:
     return open(path, "r+" if writable else "r")
 
 
-def open(path: str | os.PathLike, mode: str = "r") -> WritableArray:  # noqa: A001 - mirrors zarr.open
+def open(path: str | os.PathLike, mode: str = "r", *, cache_bytes: int | None = None) -> WritableArray:  # noqa: A001
     """Opens the Zarr array in folder `path`: mode "r" (read only, the default) or "r+" (read
-    and write). Groups are refused with a hint, as for reading."""
+    and write). Groups are refused with a hint, as for reading. `cache_bytes`: turn on the
+    handle's decoded-chunk cache with this capacity (Array.cache_bytes)."""
     if mode not in ("r", "r+"):
         raise InvalidArgumentError(f"mode must be 'r' or 'r+', not {mode!r} (use zarrdirect.create for new arrays)")
     array = _open_array(path)
-    return WritableArray(array._native, mode == "r+")
+    opened = WritableArray(array._native, mode == "r+")
+    if cache_bytes is not None:
+        opened.cache_bytes = cache_bytes
+    return opened
 
 
 def create(path: str | os.PathLike, *, shape: Sequence[int] | int, dtype: Any, chunks: Sequence[int] | int | None = None,

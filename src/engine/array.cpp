@@ -10,6 +10,7 @@
 #include "engine/device_read.hpp"
 #include "engine/host_sink.hpp"
 #include "engine/reader.hpp"
+#include "engine/read_many.hpp"
 
 namespace zarrdirect {
 
@@ -77,6 +78,8 @@ NDArray Array::read(const Region& region, Device device, const Settings& setting
 }
 
 ReadStats Array::read_into(const Region& region, const Destination& destination, const Settings& settings) const {
+  // With the handle's cache on, reads go through the batch reader, which uses it (read_many.cpp).
+  if (impl_->cache->enabled() || settings.cache_bytes > 0) return read_many_into({region}, {destination}, settings);
   const auto& metadata = impl_->metadata;
   Region resolved = resolve_region(region, metadata.shape);
   auto shape = region_shape(resolved);

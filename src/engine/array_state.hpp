@@ -6,6 +6,7 @@
 
 #include "codec/codec.hpp"
 #include "codec/sharding.hpp"
+#include "engine/chunk_cache.hpp"
 #include "store/file_store.hpp"
 #include "zarrdirect/array.hpp"
 
@@ -17,6 +18,9 @@ struct Array::Impl {
   std::unique_ptr<Store> store;  // a FileStore or an HttpStore (open_store)
   codec::CodecChain chain;                              // prepared for one (outer) chunk
   const codec::ShardingCodec* sharding = nullptr;       // set when partial shard reads apply
+  // Decoded chunks shared by the handle's reads (off until enabled); the pointer is const, the
+  // cache is internally synchronized.
+  std::unique_ptr<ChunkCache> cache = std::make_unique<ChunkCache>();
 
   // The store as a local folder, for writes; Error(unsupported) naming the URL for a remote one.
   const FileStore& file_store() const;

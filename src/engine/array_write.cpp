@@ -6,6 +6,7 @@
 
 #include "engine/array_state.hpp"
 #include "engine/chunk_source.hpp"
+#include "engine/read_many.hpp"
 #include "engine/writer.hpp"
 #include "zarrdirect/group.hpp"
 
@@ -121,6 +122,7 @@ WriteStats Array::write(const Region& region, const Source& source, const WriteS
       refuse(fmt::format("{} strides given for a {}-d region", source.byte_strides.size(), shape.size()));
     std::copy(source.byte_strides.begin(), source.byte_strides.end(), layout.byte_strides.begin());
   }
+  CacheInvalidation drop_cached(*impl_, resolved);  // the chunks written are stale in the handle's cache
   if (source.device == Device::cuda) {
     auto device_source = make_device_source(layout, source.cuda_stream);
     return run_write(*impl_, resolved, *device_source, options, settings);

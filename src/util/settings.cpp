@@ -59,6 +59,12 @@ Settings Settings::from_environment() {
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("environment variable ZARRDIRECT_MEMORY_LIMIT_MB={} is out of range", memory_mb));
   settings.memory_limit_bytes = memory_mb << 20;
+  std::size_t cache_mb = 0;
+  read_number("ZARRDIRECT_CACHE_MB", cache_mb);
+  if (cache_mb > (SIZE_MAX >> 20))
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("environment variable ZARRDIRECT_CACHE_MB={} is out of range", cache_mb));
+  settings.cache_bytes = cache_mb << 20;
   if (const char* path = std::getenv("ZARRDIRECT_IO_PATH"); path && *path) settings.io_path = parse_io_path(path);
   return settings;
 }

@@ -1,0 +1,194 @@
+// _native: many regions at once (read_many), background reads (ReadFuture) and the handle's
+// decoded-chunk cache. The Python layer (zarrdirect/_many.py) turns indices into (start, stop)
+// pairs and result shapes first.
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "cuda_runtime.hpp"
+#include "device_array.hpp"
+#include "interruptible.hpp"
+
+namespace py = pybind11;
+
+namespace zarrdirect::python {
+namespace {
+
+using Pairs = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+using Shape = std::vector<std::int64_t>;
+
+Device device_of(const std::string& text) {
+  if (text == "cpu") return Device::cpu;
+  if (text == "cuda") return Device::cuda;
+  throw Error(ErrorKind::invalid_argument, fmt::format("device must be \"cpu\" or \"cuda\", not \"{}\"", text));
+}
+
+Settings settings_for(unsigned threads) {
+  Settings settings = Settings::from_environment();
+  if (threads > 0) settings.threads = threads;
+  return settings;
+}
+
+std::vector<Region> regions_of(const std::vector<Pairs>& regions) {
+  std::vector<Region> out;
+  out.reserve(regions.size());
+  for (const auto& pairs : regions) out.push_back(region_from_python(pairs));
+  return out;
+}
+
+// What the Python caller gets for finished arrays: a list (one per region, in the Python shapes)
+// or one stacked batch (leading axis, then the common Python shape); stats as a dict.
+struct Conversion {
+  Device device = Device::cpu;
+  int run_device = -1;
+  bool stack = false;
+  std::vector<Shape> shapes;  // per region; for a stack, one entry
+
+  py::object one(NDArray array, const Shape& shape) const {
+    if (device == Device::cpu) return host_view(std::move(array), shape);
+    int holder = device_of_pointer(array.data());
+    if (holder < 0) holder = std::max(run_device, 0);
+    return py::cast(DeviceArray(std::move(array), shape, holder, std::nullopt));
+  }
+
+  py::tuple operator()(std::vector<NDArray> arrays) const {
+    py::dict stats = arrays.empty() ? stats_to_dict(ReadStats{}) : stats_to_dict(arrays.front().stats());
+    if (stack) {
+      Shape shape = shapes.front();
+      shape.insert(shape.begin(), static_cast<std::int64_t>(arrays.front().shape().front()));
+      return py::make_tuple(one(std::move(arrays.front()), shape), stats);
+    }
+    py::list list;
+    for (std::size_t i = 0; i < arrays.size(); ++i) list.append(one(std::move(arrays[i]), shapes[i]));
+    return py::make_tuple(list, stats);
+  }
+};
+
+Conversion conversion(const std::string& device_name, int cuda_device, bool stack, std::vector<Shape> shapes) {
+  Conversion c;
+  c.device = device_of(device_name);
+  if (c.device == Device::cuda) c.run_device = cuda_device >= 0 ? cuda_device : current_device();
+  c.stack = stack;
+  c.shapes = std::move(shapes);
+  return c;
+}
+
+py::tuple read_many(const Array& array, const std::vector<Pairs>& pairs, std::vector<Shape> shapes,
+                    const std::string& device_name, int cuda_device, bool stack, unsigned threads) {
+  Conversion convert = conversion(device_name, cuda_device, stack, std::move(shapes));
+  std::vector<Region> regions = regions_of(pairs);
+  Settings settings = settings_for(threads);
+  std::vector<NDArray> arrays;
+  run_interruptible(
+      [&](const ProgressCallback& callback) {
+        Settings with_progress = settings;
+        with_progress.progress = callback;
+        if (stack) arrays = {array.read_batch(regions, convert.device, with_progress)};
+        else arrays = array.read_many(regions, convert.device, with_progress);
+      },
+      py::none(), convert.run_device);
+  return convert(std::move(arrays));
+}
+
+// A background read as Python sees it: result(timeout), done(), cancel().
+class ReadFuture {
+ public:
+  ReadFuture(ReadHandle handle, Conversion convert) : handle_(std::move(handle)), convert_(std::move(convert)) {}
+
+  bool done() const { return handle_.done(); }
+  bool cancel() const { return handle_.cancel(); }
+
+  // Waits (GIL released, in slices so that Ctrl-C is seen) up to `timeout` seconds.
+  py::tuple result(std::optional<double> timeout) const {
+    const auto slice = std::chrono::milliseconds(50);
+    const auto deadline = timeout ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                                           std::chrono::duration<double>(*timeout))
+                                  : std::chrono::steady_clock::time_point::max();
+    for (;;) {
+      bool finished = false;
+      {
+        py::gil_scoped_release unlocked;
+        const auto now = std::chrono::steady_clock::now();
+        const auto wait = deadline == std::chrono::steady_clock::time_point::max()
+                              ? std::chrono::nanoseconds(slice)
+                              : std::min<std::chrono::nanoseconds>(slice, std::max(deadline - now, std::chrono::steady_clock::duration{}));
+        finished = handle_.wait_for(wait);
+      }
+      if (finished) break;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      if (std::chrono::steady_clock::now() >= deadline) {
+        PyErr_SetString(PyExc_TimeoutError, fmt::format("the read did not finish within {} s", *timeout).c_str());
+        throw py::error_already_set();
+      }
+    }
+    std::vector<NDArray> arrays;
+    {
+      py::gil_scoped_release unlocked;
+      arrays = handle_.get();  // finished: returns or rethrows at once
+    }
+    return convert_(std::move(arrays));
+  }
+
+ private:
+  ReadHandle handle_;
+  Conversion convert_;
+};
+
+// `single`: one region read by the ordinary reader (read_async), not the batch planner.
+ReadFuture read_many_async(const Array& array, const std::vector<Pairs>& pairs, std::vector<Shape> shapes,
+                           const std::string& device_name, int cuda_device, bool stack, unsigned threads, bool single) {
+  Conversion convert = conversion(device_name, cuda_device, stack, std::move(shapes));
+  std::vector<Region> regions = regions_of(pairs);
+  Settings settings = settings_for(threads);
+  // The library reads on its own threads and allocates on the device current on this one.
+  const int previous = current_device();
+  if (convert.run_device >= 0) set_current_device(convert.run_device);
+  ReadHandle handle;
+  try {
+    py::gil_scoped_release unlocked;  // resolving regions is quick; submitting may start a thread
+    if (single && regions.size() == 1 && !stack) handle = array.read_async(regions.front(), convert.device, settings);
+    else handle = array.read_many_async(std::move(regions), convert.device, stack, settings);
+  } catch (...) {
+    set_current_device(previous);
+    throw;
+  }
+  set_current_device(previous);
+  return ReadFuture(std::move(handle), std::move(convert));
+}
+
+py::dict cache_stats(const Array& array) {
+  CacheStats stats = array.cache_stats();
+  py::dict d;
+  d["capacity_bytes"] = stats.capacity_bytes;
+  d["bytes"] = stats.bytes;
+  d["entries"] = stats.entries;
+  d["hits"] = stats.hits;
+  d["misses"] = stats.misses;
+  d["evictions"] = stats.evictions;
+  d["invalidations"] = stats.invalidations;
+  return d;
+}
+
+}  // namespace
+
+void bind_many(py::module_& module) {
+  py::class_<ReadFuture>(module, "ReadFuture", "A read running in the background (the engine side).")
+      .def("done", &ReadFuture::done)
+      .def("cancel", &ReadFuture::cancel)
+      .def("result", &ReadFuture::result, py::arg("timeout"));
+  // Module functions taking the Array first, as update_attributes does.
+  module.def("read_many", &read_many, py::arg("array"), py::arg("regions"), py::arg("shapes"), py::arg("device"),
+             py::arg("cuda_device"), py::arg("stack"), py::arg("threads"));
+  module.def("read_many_async", &read_many_async, py::arg("array"), py::arg("regions"), py::arg("shapes"),
+             py::arg("device"), py::arg("cuda_device"), py::arg("stack"), py::arg("threads"), py::arg("single"));
+  module.def("set_cache_bytes", [](const Array& self, std::size_t bytes) { self.set_cache_bytes(bytes); },
+             py::arg("array"), py::arg("bytes"));
+  module.def("cache_stats", &cache_stats, py::arg("array"));
+}
+
+}  // namespace zarrdirect::python

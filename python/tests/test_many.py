@@ -1,0 +1,254 @@
+"""read_many, background reads, the decoded-chunk cache, threads, and the patch datasets' core."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarrdirect
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def volume(tmp_path):
+    data = np.random.default_rng(1).integers(0, 60000, size=(40, 36, 30), dtype=np.uint16)
+    array = zarrdirect.create(tmp_path / "v.zarr", shape=data.shape, dtype="uint16", chunks=(8, 8, 8), codec="zstd:1")
+    array[...] = data
+    return tmp_path / "v.zarr", data
+
+
+@pytest.fixture
+def sharded(tmp_path):
+    data = np.random.default_rng(2).integers(0, 60000, size=(32, 20), dtype=np.uint16)
+    array = zarrdirect.create(tmp_path / "s.zarr", shape=data.shape, dtype="uint16", chunks=(4, 5), shards=(16, 10),
+                              codec="zstd:1")
+    array[...] = data
+    return tmp_path / "s.zarr", data
+
+
+def random_regions(shape, count, seed):
+    rng = np.random.default_rng(seed)
+    regions = []
+    for _ in range(count):
+        key = []
+        for extent in shape:
+            a, b = sorted(rng.integers(0, extent + 1, size=2))
+            key.append(slice(int(a), int(max(b, a + 1))))
+        regions.append(tuple(key))
+    return regions
+
+
+@pytest.mark.parametrize("which", ["volume", "sharded"])
+def test_read_many_equals_indexing(which, request):
+    path, data = request.getfixturevalue(which)
+    array = zarrdirect.open(path)
+    regions = random_regions(data.shape, 25, 3) + [(0,) * data.ndim, "...", "1:3"]
+    results, stats = array.read_many(regions, return_stats=True)
+    assert len(results) == len(regions)
+    for region, result in zip(regions, results):
+        key = region if not isinstance(region, str) else {"...": (...,), "1:3": (slice(1, 3),)}[region]
+        np.testing.assert_array_equal(result, data[key])
+    assert stats["chunks_decoded"] == stats["chunks_total"] - stats["chunks_missing"]
+
+
+def test_read_many_decodes_shared_chunks_once(volume):
+    path, data = volume
+    array = zarrdirect.open(path)
+    # Eight patches inside the same 8^3 chunk, and one in another.
+    regions = [(slice(i % 4, i % 4 + 4), slice(0, 4), slice(2, 6)) for i in range(8)] + ["16:20,16:20,16:20"]
+    _, stats = array.read_many(regions, return_stats=True)
+    assert stats["chunks_decoded"] == 2
+
+
+def test_stack(volume):
+    path, data = volume
+    array = zarrdirect.open(path)
+    regions = ["0:4,5:9,1:7", (slice(30, 34), slice(27, 31), slice(24, 30))]
+    batch = array.read_many(regions, stack=True)
+    assert batch.shape == (2, 4, 4, 6)
+    np.testing.assert_array_equal(batch[1], data[30:34, 27:31, 24:30])
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="one shape"):
+        array.read_many(["0:4", "0:5"], stack=True)
+    with pytest.raises(zarrdirect.InvalidArgumentError):
+        array.read_many("0:4")  # a region, not a list of them
+    with pytest.raises(IndexError):
+        array.read_many([(99,)])
+
+
+def test_async_result_done_cancel_timeout(volume):
+    path, data = volume
+    array = zarrdirect.open(path)
+    future = array.read_async((slice(3, 20), 5))
+    np.testing.assert_array_equal(future.result(timeout=30), data[3:20, 5])
+    assert future.done() and not future.cancel()
+    assert future.stats["bytes_out"] == data[3:20, 5].nbytes
+    many = array.read_many_async(["0:8,0:8,0:8", "8:16"], stack=False)
+    first, second = many.result()
+    np.testing.assert_array_equal(second, data[8:16])
+    # Cancelling: a callback-free way to hold a read is a long queue; cancel every one of them.
+    futures = [array.read_many_async([(slice(None),)] * 4, stack=True, threads=1) for _ in range(40)]
+    cancelled = [f for f in futures if f.cancel()]
+    for f in futures:
+        if f in cancelled:
+            with pytest.raises(zarrdirect.CancelledError):
+                f.result()
+        else:
+            assert f.result().shape == (4,) + data.shape
+    assert cancelled  # forty whole-array reads cannot all have finished already
+    with pytest.raises(zarrdirect.InvalidArgumentError):
+        future.result(timeout=-1)
+
+
+def test_async_timeout(volume):
+    path, _ = volume
+    array = zarrdirect.open(path)
+    blockers = [array.read_many_async([(slice(None),)] * 8, stack=True, threads=1) for _ in range(30)]
+    late = array.read_many_async([(slice(None),)], threads=1)
+    with pytest.raises(TimeoutError):
+        late.result(timeout=0)
+    for f in blockers + [late]:
+        f.cancel()
+
+
+def test_cache_hits_and_invalidation(tmp_path, volume):
+    path, data = volume
+    array = zarrdirect.open(path, mode="r+", cache_bytes=1 << 22)
+    assert array.cache_bytes == 1 << 22
+    _, first = array.read("0:16,0:16,0:8", return_stats=True)
+    _, again = array.read("0:16,0:16,0:8", return_stats=True)
+    assert (first["cache_hits"], again["cache_hits"], again["chunks_decoded"]) == (0, 4, 0)
+    array[0:2, 0:2, 0:2] = 7  # a write through the handle drops its chunk
+    np.testing.assert_array_equal(array[0:16, 0:16, 0:8][:2, :2, :2], np.full((2, 2, 2), 7))
+    other = zarrdirect.open(path)  # a write through another handle: the file changed on disk
+    other_writer = zarrdirect.open(path, mode="r+")
+    other_writer[8:10, 8:10, 0:2] = 9
+    np.testing.assert_array_equal(array[8:10, 8:10, 0:2], np.full((2, 2, 2), 9))
+    assert array.cache_stats()["invalidations"] >= 2
+    array.cache_bytes = 0
+    assert array.cache_stats()["bytes"] == 0
+    with pytest.raises(zarrdirect.InvalidArgumentError):
+        array.cache_bytes = -1
+    del other
+
+
+def test_one_handle_many_threads(volume):
+    path, data = volume
+    array = zarrdirect.open(path, cache_bytes=1 << 20)  # smaller than the array: evictions too
+    errors = []
+
+    def work(seed):
+        try:
+            regions = random_regions(data.shape, 6, seed)
+            for _ in range(3):
+                for region, result in zip(regions, array.read_many(regions)):
+                    np.testing.assert_array_equal(result, data[region])
+                np.testing.assert_array_equal(array.read_async(regions[0]).result(), data[regions[0]])
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+
+
+def test_patch_sampler_random_given_and_pickled(volume):
+    path, data = volume
+    sampler = zarrdirect.PatchSampler(path, (8, 6, 4), 5, num_batches=3, seed=4, with_corners=True)
+    batches = list(sampler)
+    assert len(batches) == 3 == len(sampler)
+    for batch, corners in batches:
+        assert batch.shape == (5, 8, 6, 4)
+        for patch, (z, y, x) in zip(batch, corners):
+            np.testing.assert_array_equal(patch, data[z:z + 8, y:y + 6, x:x + 4])
+    # Same seed, same first epoch; the next epoch differs.
+    clone = pickle.loads(pickle.dumps(zarrdirect.PatchSampler(path, (8, 6, 4), 5, num_batches=3, seed=4,
+                                                              with_corners=True)))
+    assert all((a[1] == b[1]).all() for a, b in zip(batches, clone))
+    assert not all((a[1] == b[1]).all() for a, b in zip(batches, clone))
+    # Pickling an iterated sampler leaves its open array behind.
+    assert pickle.loads(pickle.dumps(sampler))._array is None
+    # Given corners, split between two shards, last batch short.
+    corners = [(0, 0, 0), (32, 30, 26), (1, 2, 3)]
+    given = zarrdirect.PatchSampler(path, (8, 6, 4), 2, patches=corners, prefetch=0)
+    shard0 = list(given.batches(0, 2))
+    shard1 = list(given.batches(1, 2))
+    assert [b.shape[0] for b in shard0 + shard1] == [2, 1]
+    np.testing.assert_array_equal(shard1[0][0], data[1:9, 2:8, 3:7])
+    with pytest.raises(zarrdirect.InvalidArgumentError):
+        list(zarrdirect.PatchSampler(path, (99, 1, 1), 1, num_batches=1))
+
+
+def test_train_loop_example_runs():
+    """The example on the CPU: with PyTorch when it is installed, else on the NumPy core."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(zarrdirect.__file__).parents[1]), env.get("PYTHONPATH", "")])
+    result = subprocess.run([sys.executable, str(REPO / "examples" / "train_loop.py"), "--steps", "4", "--device", "cpu"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    framework = "torch" if importlib.util.find_spec("torch") else "numpy"
+    assert f"{framework}: 4 steps of 8 patches" in result.stdout
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+def test_torch_dataset_in_a_dataloader(volume):
+    import torch
+
+    from zarrdirect.torch import PatchDataset
+
+    path, data = volume
+    dataset = PatchDataset(path, (4, 4, 4), 3, num_batches=4, seed=1, with_corners=True)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=2)
+    seen = 0
+    for batch, corners in loader:
+        assert isinstance(batch, torch.Tensor) and batch.shape == (3, 4, 4, 4)
+        z, y, x = corners[0].tolist()
+        np.testing.assert_array_equal(batch[0].numpy(), data[z:z + 4, y:y + 4, x:x + 4])
+        seen += 1
+    assert seen == 4
+
+
+@pytest.mark.skipif(not zarrdirect.cuda_available(), reason="no CUDA device")
+def test_read_many_to_device(volume):
+    path, data = volume
+    array = zarrdirect.open(path)
+    regions = random_regions(data.shape, 10, 9)
+    for region, result in zip(regions, array.read_many(regions, device="cuda")):
+        np.testing.assert_array_equal(result.to_host(), data[region])
+    batch = array.read_many(["0:4,0:4,0:4", "9:13,2:6,0:4"], device="cuda", stack=True)
+    np.testing.assert_array_equal(batch.to_host()[1], data[9:13, 2:6, 0:4])
+    future = array.read_many_async(["0:4,0:4,0:4"], device="cuda", stack=True)
+    np.testing.assert_array_equal(future.result().to_host()[0], data[0:4, 0:4, 0:4])
+
+
+def _shard_sums(args):
+    sampler, shard = args
+    return [int(batch.sum()) for batch in sampler.batches(shard, 2)]
+
+
+def test_patch_sampler_in_forked_workers(volume):
+    """As a multi-worker data loader uses it: pickled to forked workers that already had the
+    parent's background threads, each reading its own shard."""
+    import multiprocessing
+
+    path, data = volume
+    def fresh():
+        return zarrdirect.PatchSampler(path, (4, 4, 4), 3, num_batches=4, seed=2)
+
+    expected = [[int(b.sum()) for b in fresh().batches(shard, 2)] for shard in (0, 1)]  # epoch 0 of each
+    sampler = fresh()
+    list(zarrdirect.open(path).read_many_async(["0:2"]).result())  # the parent's drivers run now
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        got = pool.map(_shard_sums, [(sampler, 0), (sampler, 1)], chunksize=1)
+    assert got == expected

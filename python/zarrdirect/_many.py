@@ -1,0 +1,98 @@
+"""Many regions at once, reads in the background, and the decoded-chunk cache (Array methods).
+
+The engine plans a batch as one: every chunk any region needs is fetched and decoded once and
+copied into each region that needs it, so a training batch of overlapping random patches costs
+the distinct chunks it touches, not one chunk read per patch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from . import _native
+from ._errors import InvalidArgumentError
+from ._options import parse_device, parse_threads
+from ._region import Selection, parse_region_string, select
+
+__all__ = ["ReadFuture"]
+
+
+def selection_of(region: Any, shape: tuple[int, ...]) -> Selection:
+    """A region -- None, an index tuple, a slice or int, or "0:10,:,5" -- as a box and result shape."""
+    if region is None:
+        return select((), shape)
+    if isinstance(region, str):
+        return select(parse_region_string(region), shape)
+    return select(region, shape)
+
+
+def _plan(array: Any, regions: Sequence[Any], stack: bool) -> tuple[list, list]:
+    if isinstance(regions, (str, tuple)) or regions is None:
+        raise InvalidArgumentError("regions must be a list of regions (index tuples or strings such as '0:64,0:64')")
+    selections = [selection_of(region, array.shape) for region in regions]
+    shapes = [list(s.shape) for s in selections]
+    if stack:
+        for index, shape in enumerate(shapes[1:], start=1):
+            if shape != shapes[0]:
+                raise InvalidArgumentError(f"stack=True needs regions of one shape: region {index} has shape "
+                                           f"{tuple(shape)}, region 0 {tuple(shapes[0])}")
+        if not shapes:
+            raise InvalidArgumentError("stack=True needs at least one region")
+        shapes = shapes[:1]
+    return [s.region for s in selections], shapes
+
+
+def read_many(array: Any, regions: Sequence[Any], device: Any, stack: bool, threads: Any,
+              return_stats: bool) -> Any:
+    pairs, shapes = _plan(array, regions, stack)
+    kind, ordinal = parse_device(device)
+    data, stats = _native.read_many(array._native, pairs, shapes, kind, ordinal, bool(stack), parse_threads(threads))
+    return (data, stats) if return_stats else data
+
+
+def read_many_async(array: Any, regions: Sequence[Any], device: Any, stack: bool, threads: Any,
+                    single: bool = False) -> "ReadFuture":
+    pairs, shapes = _plan(array, regions, stack)
+    kind, ordinal = parse_device(device)
+    native = _native.read_many_async(array._native, pairs, shapes, kind, ordinal, bool(stack), parse_threads(threads),
+                                     single)
+    return ReadFuture(native, single)
+
+
+def set_cache_bytes(array: Any, nbytes: Any) -> None:
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+        raise InvalidArgumentError(f"cache_bytes must be a non-negative integer, not {nbytes!r}")
+    _native.set_cache_bytes(array._native, nbytes)
+
+
+class ReadFuture:
+    """A read running in the background (``arr.read_async``, ``arr.read_many_async``).
+
+    ``result(timeout=None)`` waits and returns what the synchronous call would (raising its
+    error; ``TimeoutError`` when `timeout` seconds pass first), ``done()`` says whether it has
+    finished, ``cancel()`` stops it between chunks (``result()`` then raises CancelledError; a
+    read that had finished keeps its result and cancel() returns False). ``stats`` holds what the
+    read did once ``result()`` has returned. Safe to share between threads.
+    """
+
+    __slots__ = ("_native", "_single", "stats")
+
+    def __init__(self, native: "_native.ReadFuture", single: bool) -> None:
+        self._native = native
+        self._single = single
+        self.stats: dict | None = None
+
+    def result(self, timeout: float | None = None) -> Any:
+        if timeout is not None and timeout < 0:
+            raise InvalidArgumentError(f"timeout must be None or >= 0, not {timeout!r}")
+        data, self.stats = self._native.result(None if timeout is None else float(timeout))
+        return data[0] if self._single else data
+
+    def done(self) -> bool:
+        return bool(self._native.done())
+
+    def cancel(self) -> bool:
+        return bool(self._native.cancel())
+
+    def __repr__(self) -> str:
+        return f"<zarrdirect.ReadFuture {'done' if self.done() else 'pending'}>"

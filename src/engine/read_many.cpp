@@ -1,0 +1,478 @@
+// The batch reader: one plan for many regions.
+//
+// Planning: every region lists the (shard, inner chunk) pairs it touches (for an unsharded array
+// the chunk itself, inner chunk 0), tagged with the region's index. Sorting the list groups it by
+// chunk: each group is one unit of work, read and decoded once and then copied into every region
+// of the group. Sharded arrays first read, per shard, the index entries of the inner chunks not in
+// the cache (in parallel over shards), then decode the inner chunks in parallel.
+//
+// With the handle's cache on, a chunk's file is opened and fstat'ed before the lookup; the bytes
+// of a miss are read through that same descriptor, so the signature stored with the decoded chunk
+// is the signature of the bytes decoded. For shards the signature is taken when the index is read
+// and checked again when the inner chunk's bytes are: a shard replaced in between (a concurrent
+// writer) has the inner chunk looked up again in the new file's own index, never old offsets
+// applied to new bytes.
+#include "engine/read_many.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "engine/worker_pool.hpp"
+#include "util/checked_math.hpp"
+
+namespace zarrdirect {
+namespace {
+
+constexpr std::uint64_t kEntryBlock = 4096;  // index entries read at once (16 bytes each)
+
+// One (chunk, region) pair of the plan; the chunk's (shard's) grid coordinates are in the plan's
+// flat coordinate list at `coords`.
+struct Need {
+  std::uint64_t coords = 0;
+  std::uint32_t inner = 0;
+  std::uint32_t region = 0;
+};
+
+// One chunk to produce: needs [first, last) of the sorted plan.
+struct Unit {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  std::size_t shard = 0;
+  std::uint64_t offset = 0;  // sharded: where the inner chunk is stored
+  std::uint64_t nbytes = 0;
+  bool missing = false;
+  DecodedChunkPtr cached;    // found in the cache while planning the shard
+};
+
+// One stored file (shard, or chunk for unsharded arrays) and its units [first_unit, last_unit).
+struct Shard {
+  std::uint64_t coords = 0;
+  std::size_t first_unit = 0;
+  std::size_t last_unit = 0;
+  std::string key;
+  std::optional<FileSignature> signature;
+};
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return checked_add(a, b).value_or(~std::uint64_t{0}); }
+
+class ManyJob {
+ public:
+  ManyJob(const Array::Impl& array, const std::vector<Region>& regions, const std::vector<DestinationLayout>& destinations,
+          const Settings& settings)
+      : array_(array), metadata_(array.metadata), regions_(regions), destinations_(destinations), settings_(settings),
+        rank_(metadata_.rank()), chunk_shape_(to_extents(metadata_.chunk_shape)),
+        memory_limit_(settings.effective_memory_limit()), cache_(array.cache.get()) {
+    if (settings.cache_bytes > cache_->capacity()) cache_->set_capacity(settings.cache_bytes);
+    use_cache_ = cache_->enabled();
+    const codec::CodecChain& staged = array_.sharding ? array_.sharding->inner_chain() : array_.chain;
+    staged_chain_ = &staged;
+    staged_bytes_ = staged.decoded_spec().nbytes();
+    scratch_bytes_ = staged.decode_scratch_nbytes();
+    if (array_.sharding) {
+      inner_shape_ = to_extents(array_.sharding->inner_chunk_shape());
+      per_shard_ = to_extents(array_.sharding->chunks_per_shard());
+    }
+  }
+
+  ReadStats run() {
+    plan();
+    const std::uint64_t per_worker =
+        std::max<std::uint64_t>(saturating_add(saturating_add(staged_bytes_, staged_bytes_), scratch_bytes_), 1);
+    std::uint64_t workers = std::min<std::uint64_t>(settings_.effective_threads(), std::max<std::size_t>(units_.size(), 1));
+    workers = std::min<std::uint64_t>(workers, memory_limit_ / per_worker);
+    workers_ = static_cast<unsigned>(std::clamp<std::uint64_t>(workers, 1, WorkerPool::shared().max_workers()));
+    states_.resize(workers_);
+    total_ = units_.size();
+    if (array_.sharding)
+      parallel(shards_.size(), [&](unsigned worker, std::size_t s) { plan_shard(worker, s); return false; });
+    if (!failed_) parallel(units_.size(), [&](unsigned worker, std::size_t u) { produce(worker, u); return true; });
+    if (error_) std::rethrow_exception(error_);
+    ReadStats stats;
+    stats.chunks_total = units_.size();
+    stats.chunks_missing = missing_.load();
+    stats.bytes_read = bytes_read_.load();
+    stats.chunks_decoded = decoded_.load();
+    stats.cache_hits = hits_.load();
+    stats.threads = workers_;
+    stats.io_path = "host";
+    return stats;
+  }
+
+ private:
+  struct WorkerState {
+    codec::Scratch scratch;
+    codec::ByteBuffer encoded;
+    std::shared_ptr<DecodedChunk> reusable;  // the decode target when nothing is cached
+    std::optional<StoreFile> file;           // the shard last read from, kept open
+    std::string file_key;
+  };
+
+  // Lists and sorts the (chunk, region) pairs; groups them into units and shards.
+  void plan() {
+    std::vector<Need> needs;
+    for (std::size_t r = 0; r < regions_.size(); ++r) {
+      const Region& region = regions_[r];
+      const Extents& cell = array_.sharding ? inner_shape_ : chunk_shape_;
+      const GridWindow window = window_over(region, Extents{}, cell, rank_);
+      const std::uint64_t count = window.size();
+      for (std::uint64_t i = 0; i < count; ++i) {
+        Extents g = window.cell(i);
+        std::uint32_t inner = 0;
+        if (array_.sharding) {
+          Extents local{};
+          for (std::size_t d = 0; d < rank_; ++d) {
+            local[d] = g[d] % per_shard_[d];
+            g[d] /= per_shard_[d];
+          }
+          inner = static_cast<std::uint32_t>(coords_to_linear(local, per_shard_, rank_));
+        }
+        needs.push_back({static_cast<std::uint64_t>(coords_.size()), inner, static_cast<std::uint32_t>(r)});
+        coords_.insert(coords_.end(), g.begin(), g.begin() + static_cast<std::ptrdiff_t>(rank_));
+      }
+    }
+    auto coords_less = [&](std::uint64_t a, std::uint64_t b) {
+      return std::lexicographical_compare(coords_.begin() + static_cast<std::ptrdiff_t>(a),
+                                          coords_.begin() + static_cast<std::ptrdiff_t>(a + rank_),
+                                          coords_.begin() + static_cast<std::ptrdiff_t>(b),
+                                          coords_.begin() + static_cast<std::ptrdiff_t>(b + rank_));
+    };
+    auto coords_equal = [&](std::uint64_t a, std::uint64_t b) {
+      return std::equal(coords_.begin() + static_cast<std::ptrdiff_t>(a),
+                        coords_.begin() + static_cast<std::ptrdiff_t>(a + rank_),
+                        coords_.begin() + static_cast<std::ptrdiff_t>(b));
+    };
+    std::sort(needs.begin(), needs.end(), [&](const Need& a, const Need& b) {
+      if (a.coords != b.coords && !coords_equal(a.coords, b.coords)) return coords_less(a.coords, b.coords);
+      return a.inner != b.inner ? a.inner < b.inner : a.region < b.region;
+    });
+    for (std::size_t i = 0; i < needs.size(); ++i) {
+      const bool new_shard = i == 0 || !coords_equal(needs[i].coords, needs[i - 1].coords);
+      if (new_shard) {
+        if (!shards_.empty()) shards_.back().last_unit = units_.size();
+        Shard shard;
+        shard.coords = needs[i].coords;
+        shard.first_unit = units_.size();
+        shard.key = metadata_.chunk_key_encoding.key(std::span(coords_).subspan(needs[i].coords, rank_));
+        shards_.push_back(std::move(shard));
+      }
+      if (new_shard || needs[i].inner != needs[i - 1].inner) {
+        if (!units_.empty()) units_.back().last = i;
+        Unit unit;
+        unit.first = i;
+        unit.shard = shards_.size() - 1;
+        units_.push_back(unit);
+      }
+    }
+    if (!units_.empty()) units_.back().last = needs.size();
+    if (!shards_.empty()) shards_.back().last_unit = units_.size();
+    needs_ = std::move(needs);
+  }
+
+  Extents shard_coords(const Shard& shard) const {
+    Extents coords{};
+    std::copy_n(coords_.begin() + static_cast<std::ptrdiff_t>(shard.coords), rank_, coords.begin());
+    return coords;
+  }
+
+  // The box where `unit` meets the region of `need`.
+  ChunkBox box_for(const Unit& unit, const Need& need) const {
+    const Extents coords = shard_coords(shards_[unit.shard]);
+    if (!array_.sharding) return box_of(coords, Extents{}, chunk_shape_, regions_[need.region], rank_);
+    Extents origin{};
+    for (std::size_t d = 0; d < rank_; ++d) origin[d] = coords[d] * chunk_shape_[d];
+    return box_of(linear_to_coords(need.inner, per_shard_, rank_), origin, inner_shape_, regions_[need.region], rank_);
+  }
+
+  std::string where(const Unit& unit) const {
+    const Shard& shard = shards_[unit.shard];
+    if (!array_.sharding) return fmt::format("{} (chunk {})", (array_.path / shard.key).string(), shard.key);
+    return fmt::format("{} (shard {}, inner chunk {})", (array_.path / shard.key).string(), shard.key,
+                       needs_[unit.first].inner);
+  }
+
+  template <typename Body>
+  void parallel(std::size_t tasks, Body&& body) {
+    std::atomic<std::size_t> next{0};
+    WorkerPool::shared().run(workers_, [&](unsigned worker) {
+      while (!failed_.load(std::memory_order_relaxed)) {
+        const std::size_t task = next.fetch_add(1);
+        if (task >= tasks) break;
+        try {
+          if (body(worker, task)) report_progress();
+        } catch (const std::bad_alloc&) {
+          record_failure(std::make_exception_ptr(Error(ErrorKind::io, "out of memory")));
+        } catch (...) {
+          record_failure(std::current_exception());
+        }
+      }
+    });
+  }
+
+  void record_failure(std::exception_ptr error) {
+    std::lock_guard lock(error_mutex_);
+    if (!error_) error_ = error;
+    failed_ = true;
+  }
+
+  void report_progress() {
+    const std::size_t done = ++done_;
+    if (!settings_.progress) return;
+    std::lock_guard lock(progress_mutex_);
+    if (!settings_.progress(done, total_))
+      record_failure(std::make_exception_ptr(Error(ErrorKind::cancelled, "read cancelled")));
+  }
+
+  void check_chunk_memory(std::uint64_t stored) const {
+    const std::uint64_t needed = saturating_add(saturating_add(staged_bytes_, stored), scratch_bytes_);
+    if (needed > memory_limit_)
+      throw Error(ErrorKind::io, fmt::format("decoding this chunk needs {} bytes of memory, more than the read's "
+                                             "limit of {} bytes (Settings::memory_limit_bytes, "
+                                             "ZARRDIRECT_MEMORY_LIMIT_MB)",
+                                             needed, memory_limit_));
+  }
+
+  // Sharded arrays, phase 1: the shard's signature, cache lookups, and the index entries of the rest.
+  void plan_shard(unsigned, std::size_t s) {
+    Shard& shard = shards_[s];
+    const auto& sharding = *array_.sharding;
+    try {
+      auto file = array_.store->open(shard.key);
+      if (!file) {
+        for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u) units_[u].missing = true;
+        return;
+      }
+      shard.signature = file_signature(file->fd(), file->path());
+      if (use_cache_) {
+        for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u)
+          units_[u].cached = cache_->find(shard.key, needs_[units_[u].first].inner, *shard.signature);
+      }
+      if (file->size() < sharding.index_nbytes())
+        throw Error(ErrorKind::corrupt_data, fmt::format("shard is {} bytes, shorter than its {} byte index",
+                                                         file->size(), sharding.index_nbytes()));
+      auto take = [&](Unit& unit, const codec::ShardIndex& index) {
+        const codec::ShardIndexEntry entry = index[needs_[unit.first].inner];
+        unit.missing = entry.missing();
+        unit.offset = entry.offset;
+        unit.nbytes = entry.nbytes;
+      };
+      if (sharding.index_entries_addressable()) {
+        // Units are sorted by inner index: a block of entries serves the units after it.
+        std::optional<codec::ShardIndex> block;
+        for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u) {
+          if (units_[u].cached) continue;
+          const std::uint64_t linear = needs_[units_[u].first].inner;
+          if (!block || linear >= block->first() + block->size()) {
+            const std::uint64_t last = needs_[units_[shard.last_unit - 1].first].inner;
+            const std::uint64_t count = std::min(kEntryBlock, last - linear + 1);
+            codec::ByteBuffer stored(static_cast<std::size_t>(16 * count));
+            file->read_exact(sharding.index_entry_offset(linear, file->size()), stored);
+            bytes_read_ += stored.size();
+            block.emplace(sharding.decode_index_entries(std::move(stored), linear, file->size()));
+          }
+          take(units_[u], *block);
+        }
+        return;
+      }
+      bool all_cached = true;
+      for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u) all_cached = all_cached && units_[u].cached;
+      if (all_cached) return;
+      if (sharding.index_decode_nbytes() > memory_limit_)
+        throw Error(ErrorKind::io, fmt::format("the shard index needs {} bytes of memory, more than the read's limit "
+                                               "of {} bytes (Settings::memory_limit_bytes)",
+                                               sharding.index_decode_nbytes(), memory_limit_));
+      codec::ByteBuffer index_bytes(static_cast<std::size_t>(sharding.index_nbytes()));
+      file->read_exact(sharding.index_offset(file->size()), index_bytes);
+      bytes_read_ += index_bytes.size();
+      const codec::ShardIndex index = sharding.decode_index(std::move(index_bytes), file->size());
+      for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u)
+        if (!units_[u].cached) take(units_[u], index);
+    } catch (const Error& e) {
+      throw e.with_context(fmt::format("{} (shard {})", (array_.path / shard.key).string(), shard.key));
+    }
+  }
+
+  // Phase 2: one chunk fetched, decoded (or found) and placed into every region that needs it.
+  void produce(unsigned worker, std::size_t u) {
+    Unit& unit = units_[u];
+    try {
+      DecodedChunkPtr chunk = unit.cached;
+      if (chunk) {
+        ++hits_;
+      } else if (!unit.missing) {
+        chunk = array_.sharding ? fetch_inner(worker, unit) : fetch_chunk(worker, unit);
+      }
+      if (!chunk) {
+        ++missing_;
+        for (std::size_t i = unit.first; i < unit.last; ++i)
+          fill_box_on_host(metadata_.fill_value.data(), box_for(unit, needs_[i]), destinations_[needs_[i].region]);
+        return;
+      }
+      for (std::size_t i = unit.first; i < unit.last; ++i)
+        copy_box_to_host(chunk->data.get(), box_for(unit, needs_[i]), destinations_[needs_[i].region]);
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::io, fmt::format("{}: out of memory", where(unit)));
+    } catch (const Error& e) {
+      throw e.with_context(where(unit));
+    }
+  }
+
+  // A buffer to decode into: a new one when it will be cached, else the worker's own.
+  std::shared_ptr<DecodedChunk> decode_target(unsigned worker) {
+    const std::size_t bytes = static_cast<std::size_t>(staged_bytes_);
+    if (use_cache_) return std::make_shared<DecodedChunk>(bytes);
+    auto& reusable = states_[worker].reusable;
+    if (!reusable || reusable->size != bytes) reusable = std::make_shared<DecodedChunk>(bytes);
+    return reusable;
+  }
+
+  void decode_into(unsigned worker, std::span<const std::byte> stored, DecodedChunk& target) {
+    staged_chain_->decode(stored, std::span(target.data.get(), target.size), states_[worker].scratch);
+    ++decoded_;
+  }
+
+  DecodedChunkPtr fetch_chunk(unsigned worker, Unit& unit) {
+    const Shard& shard = shards_[unit.shard];
+    auto file = array_.store->open(shard.key, settings_.o_direct);
+    if (!file) return nullptr;
+    std::optional<FileSignature> signature;
+    if (use_cache_) {
+      signature = file_signature(file->fd(), file->path());
+      if (auto found = cache_->find(shard.key, 0, *signature)) {
+        ++hits_;
+        return found;
+      }
+    }
+    bytes_read_ += file->size();
+    auto target = decode_target(worker);
+    if (array_.chain.is_identity()) {
+      if (file->size() != target->size)
+        throw Error(ErrorKind::corrupt_data,
+                    fmt::format("chunk is {} bytes, an uncompressed chunk of shape [{}] holds {}", file->size(),
+                                fmt::join(metadata_.chunk_shape, ", "), target->size));
+      file->read_all(std::span(target->data.get(), target->size));
+      ++decoded_;
+    } else {
+      if (file->size() > array_.chain.max_encoded_size())
+        throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
+                                                         file->size(), array_.chain.max_encoded_size()));
+      check_chunk_memory(file->size());
+      auto& encoded = states_[worker].encoded;
+      encoded.resize(static_cast<std::size_t>(file->size()));
+      file->read_all(encoded);
+      decode_into(worker, encoded, *target);
+    }
+    if (use_cache_) cache_->insert(shard.key, 0, *signature, target);
+    return target;
+  }
+
+  DecodedChunkPtr fetch_inner(unsigned worker, Unit& unit) {
+    const Shard& shard = shards_[unit.shard];
+    WorkerState& state = states_[worker];
+    if (!state.file || state.file_key != shard.key) {
+      state.file.reset();
+      state.file = array_.store->open(shard.key, settings_.o_direct);
+      if (!state.file) throw Error(ErrorKind::io, "shard disappeared while being read");
+      state.file_key = shard.key;
+    }
+    FileSignature signature = file_signature(state.file->fd(), state.file->path());
+    if (signature != *shard.signature) {
+      // Replaced since its index was read (a writer renamed a new shard over it): open the
+      // current file and find the inner chunk in its own index, so offsets and bytes match.
+      state.file.reset();
+      state.file = array_.store->open(shard.key, settings_.o_direct);
+      if (!state.file) throw Error(ErrorKind::io, "shard disappeared while being read");
+      signature = file_signature(state.file->fd(), state.file->path());
+      if (signature != *shard.signature) {
+        const codec::ShardIndexEntry entry = locate(*state.file, needs_[unit.first].inner);
+        if (entry.missing()) return nullptr;
+        unit.offset = entry.offset;
+        unit.nbytes = entry.nbytes;
+      }
+    }
+    check_chunk_memory(unit.nbytes);
+    auto target = decode_target(worker);
+    if (staged_chain_->is_identity() && unit.nbytes == target->size) {
+      state.file->read_exact(unit.offset, std::span(target->data.get(), target->size));
+      ++decoded_;
+    } else {
+      if (unit.nbytes > staged_chain_->max_encoded_size())
+        throw Error(ErrorKind::corrupt_data, fmt::format("inner chunk is {} bytes, more than any valid encoding ({})",
+                                                         unit.nbytes, staged_chain_->max_encoded_size()));
+      state.encoded.resize(static_cast<std::size_t>(unit.nbytes));
+      state.file->read_exact(unit.offset, state.encoded);
+      decode_into(worker, state.encoded, *target);
+    }
+    bytes_read_ += unit.nbytes;
+    if (use_cache_) cache_->insert(shard.key, needs_[unit.first].inner, signature, target);
+    return target;
+  }
+
+  // The index entry of inner chunk `inner` in the open shard `file`.
+  codec::ShardIndexEntry locate(const StoreFile& file, std::uint32_t inner) {
+    const auto& sharding = *array_.sharding;
+    if (file.size() < sharding.index_nbytes())
+      throw Error(ErrorKind::corrupt_data, fmt::format("shard is {} bytes, shorter than its {} byte index", file.size(),
+                                                       sharding.index_nbytes()));
+    if (sharding.index_entries_addressable()) {
+      codec::ByteBuffer stored(16);
+      file.read_exact(sharding.index_entry_offset(inner, file.size()), stored);
+      return sharding.decode_index_entries(std::move(stored), inner, file.size())[inner];
+    }
+    if (sharding.index_decode_nbytes() > memory_limit_)
+      throw Error(ErrorKind::io, fmt::format("the shard index needs {} bytes of memory, more than the read's limit "
+                                             "of {} bytes (Settings::memory_limit_bytes)",
+                                             sharding.index_decode_nbytes(), memory_limit_));
+    codec::ByteBuffer index_bytes(static_cast<std::size_t>(sharding.index_nbytes()));
+    file.read_exact(sharding.index_offset(file.size()), index_bytes);
+    return sharding.decode_index(std::move(index_bytes), file.size())[inner];
+  }
+
+  const Array::Impl& array_;
+  const ArrayMetadata& metadata_;
+  const std::vector<Region>& regions_;
+  const std::vector<DestinationLayout>& destinations_;
+  const Settings& settings_;
+  const std::size_t rank_;
+  const Extents chunk_shape_;
+  const std::uint64_t memory_limit_;
+  ChunkCache* cache_;
+  bool use_cache_ = false;
+  const codec::CodecChain* staged_chain_ = nullptr;
+  std::uint64_t staged_bytes_ = 0;
+  std::uint64_t scratch_bytes_ = 0;
+  Extents inner_shape_{};
+  Extents per_shard_{};
+  unsigned workers_ = 1;
+
+  std::vector<std::uint64_t> coords_;
+  std::vector<Need> needs_;
+  std::vector<Unit> units_;
+  std::vector<Shard> shards_;
+  std::vector<WorkerState> states_;
+
+  std::atomic<bool> failed_{false};
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  std::mutex progress_mutex_;
+  std::atomic<std::size_t> done_{0};
+  std::size_t total_ = 0;
+  std::atomic<std::size_t> missing_{0};
+  std::atomic<std::size_t> decoded_{0};
+  std::atomic<std::size_t> hits_{0};
+  std::atomic<std::uint64_t> bytes_read_{0};
+};
+
+}  // namespace
+
+ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& regions,
+                        const std::vector<DestinationLayout>& destinations, const Settings& settings) {
+  return ManyJob(array, regions, destinations, settings).run();
+}
+
+}  // namespace zarrdirect
