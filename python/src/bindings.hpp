@@ -9,5 +9,6 @@ void bind_array(pybind11::module_& module);        // bind_array.cpp
 void bind_group(pybind11::module_& module);        // bind_group.cpp
 void bind_device_array(pybind11::module_& module);  // device_array.cpp
 void bind_write(pybind11::module_& module);        // bind_write.cpp
+void bind_multiscale(pybind11::module_& module);   // bind_multiscale.cpp
 
 }  // namespace zarrdirect::python
