@@ -74,8 +74,8 @@ struct MultiscaleWriteStats {
 // Writes `data` (host or device memory; shape and dtype required, C-contiguous: byte_strides
 // empty) and its downsampled levels as an OME-Zarr image in folder `path`: a group with arrays
 // "0" .. "levels-1" and the multiscales metadata, which is written last (a failed write leaves
-// no image that claims to be complete). Settings::progress is called after each level (done,
-// total = levels). Errors: invalid_argument for options that do not fit the data (axes or
+// no image that claims to be complete). Settings::progress is called after each level is
+// written (done, total = levels); returning false cancels (Error(cancelled)). Errors: invalid_argument for options that do not fit the data (axes or
 // units of the wrong count, halved axes that are not "space" axes, a level with an axis of
 // length 0, an unknown ngff version, shards with 0.4); unsupported for max of complex data or
 // device data without CUDA; the writer's errors. Runs on the shared worker pool; safe to call
@@ -86,7 +86,7 @@ MultiscaleWriteStats write_multiscale(const std::filesystem::path& path, const S
 
 // The same from an array on storage, read slab by slab (see slab_bytes) into memory on `device`
 // and downsampled there: memory stays bounded by the slab, whatever the array's size.
-// Settings::progress is called after each slab (done, total = slabs).
+// Settings::progress is called after each level of each slab (done, total = slabs x levels).
 MultiscaleWriteStats write_multiscale(const std::filesystem::path& path, const Array& source,
                                       const MultiscaleWriteOptions& options, Device device = Device::cpu,
                                       const Settings& settings = Settings::from_environment());

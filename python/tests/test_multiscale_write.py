@@ -167,3 +167,16 @@ def test_slabs_keep_memory_bounded_under_an_address_space_cap(tmp_path) -> None:
     whole = run(512 << 20, "whole.zarr")
     assert whole.returncode != 0
     assert "cannot allocate" in whole.stderr, whole.stderr[-2000:]
+
+
+def test_device_data_downsampled_on_the_gpu_equals_host(tmp_path) -> None:
+    cupy = pytest.importorskip("cupy")
+    if not zarrdirect.cuda_available():
+        pytest.skip("no CUDA device")
+    data = np.random.default_rng(5).integers(0, 65535, size=(33, 66, 40), dtype=np.uint16)
+    for method in ("mean", "nearest", "max"):
+        zarrdirect.write_multiscale(tmp_path / f"gpu-{method}", cupy.asarray(data), levels=3, downsample="zyx",
+                                    method=method)
+        expected = reference_pyramid(data, 3, method, 3)
+        for k in range(3):
+            np.testing.assert_array_equal(zarrdirect.open(tmp_path / f"gpu-{method}" / str(k))[...], expected[k])
