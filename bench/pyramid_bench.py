@@ -130,6 +130,9 @@ def dev(args) -> None:
     ours = work / "zarrdirect.ome.zarr"
     theirs = work / "ome-zarr-py.ome.zarr"
     clean = lambda *paths: lambda: [shutil.rmtree(p, ignore_errors=True) for p in paths]  # noqa: E731
+    level0 = work / "level0.zarr"
+    t_level0 = timed(lambda: zarrdirect.save(level0, data, chunks=(CHUNK,) * 3, codec="zstd:1", zarr_format=2),
+                     args.repeat, clean(level0))
     t_ours = timed(lambda: zarrdirect_method(data, ours), args.repeat, clean(ours))
     t_theirs = timed(lambda: ome_zarr_py_method(data, theirs), args.repeat, clean(theirs))
     # Same shapes on both sides.
@@ -140,10 +143,11 @@ def dev(args) -> None:
     print(f"\n{LEVELS}-level pyramid of {shape} uint16 ({mib:.0f} MiB), zyx mean, zstd-1, {CHUNK}^3 chunks, NGFF 0.4\n")
     print("| method | time (s) | MiB/s of level 0 |")
     print("|---|---:|---:|")
+    print(f"| zarrdirect: level 0 alone (zarrdirect.save, for scale) | {t_level0:.2f} | {mib / t_level0:.0f} |")
     print(f"| zarrdirect.write_multiscale | {t_ours:.2f} | {mib / t_ours:.0f} |")
     print(f"| ome-zarr-py method (Dask + skimage resize, zarr-python 2) | {t_theirs:.2f} | {mib / t_theirs:.0f} |")
     print(f"\nratio: zarrdirect is {t_theirs / t_ours:.1f}x faster")
-    print(json.dumps({"mode": "dev", "shape": shape, "zarrdirect_s": t_ours, "ome_zarr_py_method_s": t_theirs,
+    print(json.dumps({"mode": "dev", "shape": shape, "zarrdirect_level0_s": t_level0, "zarrdirect_s": t_ours, "ome_zarr_py_method_s": t_theirs,
                       "ratio": t_theirs / t_ours}))
 
 

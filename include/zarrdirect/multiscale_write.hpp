@@ -63,6 +63,7 @@ struct MultiscaleLevelWritten {
 struct MultiscaleWriteStats {
   std::vector<MultiscaleLevelWritten> levels;
   std::uint64_t bytes_written = 0;     // encoded bytes stored, all levels
+  std::size_t chunks_merged = 0;       // chunks written in part and merged (0: slabs stayed aligned)
   std::size_t slabs = 0;               // slabs processed (1 for data in memory)
   std::uint64_t slab_rows = 0;         // rows of the slowest halved axis per slab
   std::size_t peak_buffer_bytes = 0;   // most memory the pyramid's own buffers held at once

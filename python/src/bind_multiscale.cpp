@@ -69,6 +69,7 @@ py::dict stats_to_python(const MultiscaleWriteStats& stats) {
   py::dict out;
   out["levels"] = levels;
   out["bytes_written"] = stats.bytes_written;
+  out["chunks_merged"] = stats.chunks_merged;
   out["slabs"] = stats.slabs;
   out["slab_rows"] = stats.slab_rows;
   out["peak_buffer_bytes"] = stats.peak_buffer_bytes;

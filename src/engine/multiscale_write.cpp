@@ -43,6 +43,7 @@ MultiscaleWriteStats finish(Started& started, const PyramidPipeline& pipeline, c
   MultiscaleWriteStats stats;
   stats.levels = started.plan.levels;
   stats.bytes_written = pipeline.bytes_written();
+  stats.chunks_merged = pipeline.chunks_merged();
   stats.slabs = slabs;
   stats.slab_rows = slab_rows;
   stats.peak_buffer_bytes = pipeline.peak_buffer_bytes();

@@ -162,6 +162,7 @@ TEST(WriteMultiscale, SlabsEqualTheWholeAndStayWithinTheSlabBudget) {
     // The slab, its downsampled parts (1/4 + 1/16 + ... or 1/8 + ...) and a waiting chunk row per
     // deeper level (8 rows of a quarter, ... of the plane): under 3 slabs.
     EXPECT_LE(stats.peak_buffer_bytes, 3 * 8 * row_bytes);
+    EXPECT_EQ(stats.chunks_merged, 0u);  // whole chunks only: no chunk written by two slabs
     for (int k = 0; k < 4; ++k) {
       auto a = Array::open(dir / ("whole" + tag) / std::to_string(k)).read();
       auto b = Array::open(dir / ("slabs" + tag) / std::to_string(k)).read();

@@ -116,7 +116,9 @@ void PyramidPipeline::write_rows(std::size_t k, const std::byte* data, std::uint
   source.byte_strides = std::move(strides);
   source.device = config_.device;
   source.cuda_stream = config_.cuda_stream;
-  bytes_written_ += config_.levels[k].write(region, source, config_.write, config_.settings).bytes_written;
+  const WriteStats stats = config_.levels[k].write(region, source, config_.write, config_.settings);
+  bytes_written_ += stats.bytes_written;
+  chunks_merged_ += stats.chunks_merged;
   level.written += count;
 }
 

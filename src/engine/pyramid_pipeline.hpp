@@ -37,6 +37,7 @@ class PyramidPipeline {
   void push(const void* slab, std::uint64_t rows, bool last);
 
   std::uint64_t bytes_written() const { return bytes_written_; }
+  std::size_t chunks_merged() const { return chunks_merged_; }
   std::size_t peak_buffer_bytes() const { return peak_bytes_; }
   // Adds memory the caller holds for the pipeline (the slab buffer) to the count.
   void count_buffer(std::size_t bytes);
@@ -63,6 +64,7 @@ class PyramidPipeline {
   std::uint64_t outer_ = 1;     // product of the axes before it
   std::vector<Level> levels_;
   std::uint64_t bytes_written_ = 0;
+  std::size_t chunks_merged_ = 0;
   std::size_t live_bytes_ = 0;
   std::size_t peak_bytes_ = 0;
 };
