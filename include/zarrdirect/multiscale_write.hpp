@@ -11,7 +11,8 @@
 // halved axis, as ome-zarr-py's Scaler (shape // 2): an odd last row, column or plane is left
 // out of the block below it. Device data is downsampled on the GPU, host data on the CPU
 // (threads of the shared pool); both give the same bits (see src/engine/downsample_ops.hpp for
-// the rules: integer means summed exactly and rounded half to even, NaN wins a max).
+// the rules: integer means summed exactly and rounded half to even, NaN wins a max, nearest
+// keeps each block's last pixel as ome-zarr-py's nearest does).
 #pragma once
 
 #include <cstdint>

@@ -28,7 +28,7 @@ def reference_level(above: np.ndarray, method: str, halved: int) -> np.ndarray:
     blocks = a.reshape(shape)
     block_axes = tuple(lead + 2 * i + 1 for i in range(halved))
     if method == "nearest":
-        return blocks[tuple(slice(None) if i not in block_axes else 0 for i in range(blocks.ndim))]
+        return blocks[tuple(slice(None) if i not in block_axes else 1 for i in range(blocks.ndim))]
     if method == "max":
         return blocks.max(axis=block_axes)
     n = 2 ** halved
@@ -180,3 +180,13 @@ def test_device_data_downsampled_on_the_gpu_equals_host(tmp_path) -> None:
         expected = reference_pyramid(data, 3, method, 3)
         for k in range(3):
             np.testing.assert_array_equal(zarrdirect.open(tmp_path / f"gpu-{method}" / str(k))[...], expected[k])
+
+
+def test_nearest_samples_the_pixels_ome_zarr_py_nearest_samples(tmp_path) -> None:
+    transform = pytest.importorskip("skimage.transform")  # ome-zarr-py's Scaler.nearest: resize(order=0)
+    data = np.random.default_rng(6).integers(0, 65535, size=(2, 37, 30), dtype=np.uint16)  # odd y
+    zarrdirect.write_multiscale(tmp_path / "n.zarr", data, levels=2, method="nearest", axes="cyx")
+    expected = np.stack([transform.resize(plane, (plane.shape[0] // 2, plane.shape[1] // 2), order=0,
+                                          preserve_range=True, anti_aliasing=False).astype(plane.dtype)
+                         for plane in data])
+    np.testing.assert_array_equal(zarrdirect.open(tmp_path / "n.zarr" / "1")[...], expected)

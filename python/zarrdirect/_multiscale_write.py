@@ -9,7 +9,8 @@ DLPack capsule) is downsampled on the GPU level by level in device memory; host 
 CPU tensors, CPU DLPack) on the CPU with threads; a zarrdirect.Array (or a path) is read slab by
 slab, so memory stays bounded whatever its size. Each level is the one above downsampled over
 2x2 (yx) or 2x2x2 (zyx) blocks: mean (integers rounded half to even, computed without
-overflow), nearest (each block's first pixel) or max. Halved axes get shape // 2 as in
+overflow), nearest (each block's last pixel, a[1::2, 1::2],
+as ome-zarr-py's nearest samples) or max. Halved axes get shape // 2 as in
 ome-zarr-py; an odd last row, column or plane is left out of the level below.
 """
 
@@ -114,8 +115,8 @@ def write_multiscale(path: str | os.PathLike, data: Any, *, levels: int = 4, met
     axes: names, e.g. "czyx" or ["c", "z", "y", "x"] (default by rank: yx, zyx, czyx, tczyx).
     units: one unit for the space axes ("micrometer"), a dict axis -> unit, or one per axis.
     scale, translation: level 0's pixel size and origin per axis; deeper levels scale by 2 on
-        halved axes and (mean, max) shift by half a pixel of the level above, keeping pixel
-        centres aligned.
+        halved axes and shift by half a pixel of the level above (mean, max) or a whole
+        one (nearest), keeping pixel centres aligned.
     chunks, shards (0.5 only), codec, level: storage of every level (chunks clamped to each
         level's shape).
     slab_bytes: for arrays on storage, the most bytes read at once (default 512 MiB).

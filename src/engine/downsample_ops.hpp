@@ -2,8 +2,9 @@
 // written once, compiled for the host (engine/downsample.cpp) and the device (cuda/downsample.cu),
 // so that the CPU and the GPU give the same bits.
 //
-// The block's values arrive in C order (z, then y, then x); the first is the block's corner.
-//   nearest  the corner value (what a[::2, ::2] keeps).
+// The block's values arrive in C order (z, then y, then x).
+//   nearest  the block's last value (what a[1::2, 1::2] keeps): the pixel ome-zarr-py's nearest
+//            (skimage.transform.resize, order=0, to shape // 2) samples, for odd extents too.
 //   max      the largest; NaN wins as in numpy.max. Booleans: any.
 //   mean     integers: the exact sum in a wider type (64 bits; 128 for 64-bit elements), divided
 //            by the block size and rounded half to even (numpy.round's rule), so nothing
@@ -226,7 +227,7 @@ enum class Method : int { mean = 0, nearest = 1, max = 2 };
 
 template <typename T, Method M, int N>
 ZD_HD T reduce(const T (&v)[N]) {
-  if constexpr (M == Method::nearest) return v[0];
+  if constexpr (M == Method::nearest) return v[N - 1];
   else if constexpr (M == Method::max) return max_of(v);
   else return mean_of(v);
 }

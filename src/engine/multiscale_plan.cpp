@@ -106,15 +106,14 @@ MultiscalePlan plan_multiscale(const std::vector<std::uint64_t>& shape, const Mu
     if (!std::isfinite(scale[d]) || scale[d] <= 0) bad_option(fmt::format("scale: {} is not a positive number", scale[d]));
     if (!std::isfinite(translation[d])) bad_option(fmt::format("translation: {} is not a number", translation[d]));
   }
-  plan.with_translation = !options.translation.empty() ||
-                          (options.levels > 1 && options.method != DownsampleMethod::nearest);
+  plan.with_translation = !options.translation.empty() || options.levels > 1;
 
   std::vector<std::uint64_t> level_shape = shape;
   for (std::size_t k = 0; k < options.levels; ++k) {
     if (k > 0) {
       level_shape = downsampled_shape(level_shape, halved);
       for (std::size_t d = rank - halved; d < rank; ++d) {
-        if (options.method != DownsampleMethod::nearest) translation[d] += 0.5 * scale[d];
+        translation[d] += (options.method == DownsampleMethod::nearest ? 1.0 : 0.5) * scale[d];
         scale[d] *= 2;
       }
     }

@@ -24,8 +24,8 @@ struct MultiscalePlan {
 
 // Checks `options` against an array of `shape` and works out the levels. Translations move by
 // half of the level's pixel along each halved axis for mean and max (the output pixel's centre
-// is the centre of its block); nearest keeps the block's corner pixel, so its centre does not
-// move. Errors: Error(invalid_argument) naming the option (see write_multiscale).
+// is the centre of its block); nearest keeps the block's last pixel (index 2i+1), so the level
+// moves by a whole pixel of the level above. Errors: Error(invalid_argument) naming the option (see write_multiscale).
 MultiscalePlan plan_multiscale(const std::vector<std::uint64_t>& shape, const MultiscaleWriteOptions& options);
 
 // The group's attributes: NGFF 0.4 {"multiscales": [...]} or 0.5 {"ome": {"version", "multiscales"}}.

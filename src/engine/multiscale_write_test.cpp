@@ -118,9 +118,9 @@ TEST(WriteMultiscale, Ngff05MetadataOnZarrV3WithDimensionNames) {
   const json& ms = ome.at("multiscales").at(0);
   EXPECT_FALSE(ms.contains("version"));
   EXPECT_EQ(ms.at("axes"), json::parse(R"([{"name":"y","type":"space"},{"name":"x","type":"space"}])"));
-  // Nearest keeps each block's corner pixel: no translation.
-  EXPECT_EQ(ms.at("datasets").at(1),
-            json::parse(R"({"path":"1","coordinateTransformations":[{"type":"scale","scale":[2.0,2.0]}]})"));
+  // Nearest keeps each block's last pixel (2i+1): the level moves by a whole pixel.
+  EXPECT_EQ(ms.at("datasets").at(1), json::parse(R"({"path":"1","coordinateTransformations":[
+      {"type":"scale","scale":[2.0,2.0]},{"type":"translation","translation":[1.0,1.0]}]})"));
   const json array = read_json(dir / "img.zarr" / "1" / "zarr.json");
   EXPECT_EQ(array.at("dimension_names"), json::array({"y", "x"}));
   EXPECT_EQ(array.at("codecs").at(0).at("name"), "sharding_indexed");
@@ -130,7 +130,7 @@ TEST(WriteMultiscale, Ngff05MetadataOnZarrV3WithDimensionNames) {
   auto level1 = image.open_level(1).read();
   const auto* got = static_cast<const std::uint16_t*>(level1.data());
   for (std::uint64_t y = 0; y < 8; ++y)
-    for (std::uint64_t x = 0; x < 12; ++x) ASSERT_EQ(got[y * 12 + x], values[(2 * y) * 24 + 2 * x]);
+    for (std::uint64_t x = 0; x < 12; ++x) ASSERT_EQ(got[y * 12 + x], values[(2 * y + 1) * 24 + 2 * x + 1]);
 }
 
 // Slab by slab from storage equals the whole in memory, with chunks of deeper levels that slabs
