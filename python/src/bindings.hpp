@@ -11,5 +11,6 @@ void bind_group(pybind11::module_& module);        // bind_group.cpp
 void bind_device_array(pybind11::module_& module);  // device_array.cpp
 void bind_write(pybind11::module_& module);        // bind_write.cpp
 void bind_many(pybind11::module_& module);         // bind_many.cpp (after bind_array)
+void bind_multiscale(pybind11::module_& module);   // bind_multiscale.cpp
 
 }  // namespace zarrdirect::python

@@ -21,6 +21,7 @@ PYBIND11_MODULE(_native, module) {
   bind_group(module);
   bind_write(module);
   bind_many(module);
+  bind_multiscale(module);
   module.def("cuda_available", &cuda_available, "True when a CUDA device is present and usable from this process.");
   module.def("describe_system", [] { return to_python(describe_system()); },
              "What this process can do with GPUs: CUDA build, devices, GPUDirect Storage, the I/O path reads take.");

@@ -45,6 +45,7 @@ from ._many import ReadFuture
 from ._patches import PatchSampler
 from ._group import Group, Multiscale, open_group, open_multiscale
 from ._write import WritableArray, create, create_group, open, save, write_zarr_from_gpu
+from ._multiscale_write import write_multiscale
 
 DeviceArray = _native.DeviceArray
 __version__: str = _native.__version__
@@ -88,6 +89,7 @@ __all__ = [
     "create_group",
     "save",
     "write_zarr_from_gpu",
+    "write_multiscale",
     "cuda_available",
     "system_info",
     "ZarrdirectError",

@@ -24,5 +24,6 @@ Run add_bench_command(CLI::App& app);
 Run add_sample_command(CLI::App& app);
 Run add_demo_command(CLI::App& app);
 Run add_convert_command(CLI::App& app);  // convert_command.cpp
+Run add_pyramid_command(CLI::App& app);  // pyramid_command.cpp
 
 }  // namespace zarrdirect::cli

@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   using AddCommand = zarrdirect::cli::Run (*)(CLI::App&);
   for (AddCommand add : {&zarrdirect::cli::add_info_command, &zarrdirect::cli::add_read_command,
                          &zarrdirect::cli::add_bench_command, &zarrdirect::cli::add_sample_command,
-                         &zarrdirect::cli::add_demo_command, &zarrdirect::cli::add_convert_command}) {
+                         &zarrdirect::cli::add_demo_command, &zarrdirect::cli::add_convert_command,
+                         &zarrdirect::cli::add_pyramid_command}) {
     std::size_t before = app.get_subcommands({}).size();
     auto run = add(app);
     runs[app.get_subcommands({})[before]] = std::move(run);
