@@ -37,7 +37,7 @@ Run add_read_command(CLI::App& app) {
   auto* sub = app.add_subcommand("read", "Read an array or a region into host or GPU memory");
   sub->add_option("path", options->path, "Array folder, or an OME-Zarr group with --level")->required();
   sub->add_option("--region", options->region, "NumPy-style region, e.g. 0:10,:,5 or ...,0:8");
-  sub->add_option("--device", options->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda", "gpu"}));
+  sub->add_option("--device", options->device, "cpu, cuda (the current GPU) or cuda:N (GPU N)");
   sub->add_option("--output,-o", options->output, "Write the result as a .npy file");
   sub->add_option("--threads", options->threads, "Reader threads (default: one per core, at least 4)")
       ->check(CLI::Range(1u, 1024u));
@@ -48,7 +48,7 @@ Run add_read_command(CLI::App& app) {
   return [options]() {
     // The options are checked before the read, not after a long one.
     if (!options->output.empty()) check_output_option(options->output);
-    const Device device = parse_device(options->device);
+    const DeviceSpec device = parse_device(options->device);
     Array array = open_target(options->path, options->level);
     Region region = parse_region_option(options->region, array.metadata().shape);
     Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
@@ -59,7 +59,8 @@ Run add_read_command(CLI::App& app) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     bar.clear();
     fmt::print(stderr, "read [{}] {} into {} memory ({} path, {} threads): {:.1f} MiB in {:.2f} ms, {:.2f} GB/s\n",
-               fmt::join(result.shape(), ", "), result.dtype().name(), device == Device::cuda ? "GPU" : "host",
+               fmt::join(result.shape(), ", "), result.dtype().name(),
+               device.kind == Device::cuda ? fmt::format("GPU (cuda:{})", result.device_ordinal()) : "host",
                result.stats().io_path, result.stats().threads, static_cast<double>(result.nbytes()) / (1 << 20),
                seconds * 1e3, static_cast<double>(result.nbytes()) / seconds / 1e9);
     if (!options->output.empty()) {
