@@ -237,6 +237,38 @@ TEST_F(Cli, ReadWithoutAGpuSaysHowToReadIntoHostMemory) {
   }
 }
 
+TEST_F(Cli, DeviceNamesAreCheckedBeforeReading) {
+  // Text that names no device is a usage error quoting it, on read and bench alike.
+  for (const char* command : {"read -q", "bench"}) {
+    for (const char* device : {"cuda:x", "cuda:-1", "gpu:1", "cuda:"}) {
+      auto result = cli(fmt::format("{} {} --device '{}'", command, quoted(array()), device));
+      expect_usage_line(result, {"--device", std::string("\"") + device + "\"", "cuda:N"});
+    }
+  }
+  // A device this machine lacks: an error (exit 1) naming it, before anything is read.
+  const int count = cuda_device_count();
+  auto result = cli(fmt::format("read -q {} --device cuda:{} --output {}", quoted(array()), count,
+                                quoted(dir / "never.npy")));
+  if (count > 0) expect_error_line(result, {fmt::format("cuda:{}: this machine has {} CUDA device", count, count)});
+  else expect_error_line(result, {fmt::format("--device cuda:{}", count), "no usable CUDA device", "--device cpu"});
+  EXPECT_FALSE(fs::exists(dir / "never.npy"));
+}
+
+TEST_F(Cli, InfoSystemListsEveryDevice) {
+  auto result = cli("info --system --json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  json doc = json::parse(result.output);
+  ASSERT_TRUE(doc["devices"].is_array()) << result.output;
+  EXPECT_EQ(doc["devices"].size(), static_cast<std::size_t>(cuda_device_count()));
+  auto text = cli("info --system");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  if (cuda_device_count() == 0) {
+    EXPECT_NE(text.output.find("devices:        none\n"), std::string::npos) << text.output;
+  }
+  for (int k = 0; k < cuda_device_count(); ++k)
+    EXPECT_NE(text.output.find(fmt::format("cuda:{}: ", k)), std::string::npos) << text.output;
+}
+
 TEST_F(Cli, BrokenArrayMetadataIsReportedAsSuch) {
   // A zarr.json array missing its shape: the error is about the array's field, not about groups.
   json doc = json::parse(R"({"zarr_format": 3, "node_type": "array", "data_type": "uint8",

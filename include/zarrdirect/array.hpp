@@ -5,6 +5,14 @@
 //   const auto* voxels = static_cast<const std::uint16_t*>(block.data());   // C order, native
 //
 //   auto on_gpu = array.read({}, zarrdirect::Device::cuda);                  // device memory
+//   auto on_gpu1 = array.read({}, zarrdirect::DeviceSpec::cuda(1));          // GPU 1's memory
+//
+// Which GPU (device.hpp): Device::cuda alone means the calling thread's current device; a
+// DeviceSpec, or the device_ordinal of Destination and Source, names one. Reads and writes run
+// their CUDA work on that device (worker threads switch to it; the caller's current device is
+// left as it was) with that device's own pinned staging and streams, and a result remembers its
+// device (NDArray::device_ordinal). A device that does not exist is Error(invalid_argument)
+// before anything is read or written (check_device).
 //
 // Reads run on a pool of threads; missing chunks read as the fill value. An Array is cheap to
 // copy and safe to read from several threads at once.
@@ -26,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "zarrdirect/device.hpp"
 #include "zarrdirect/dtype.hpp"
 #include "zarrdirect/error.hpp"
 #include "zarrdirect/metadata.hpp"
@@ -35,14 +44,13 @@
 
 namespace zarrdirect {
 
-enum class Device { cpu, cuda };
-std::string_view to_string(Device device);
-
 // Memory owned by a read result: host memory (page-aligned) or device memory (cudaMalloc).
 class Buffer {
  public:
   Buffer() = default;
-  static Buffer allocate(Device device, std::size_t nbytes);
+  // On a CUDA device: the one named, or the calling thread's current one (recorded as such).
+  // Errors as check_device(), then as the allocation.
+  static Buffer allocate(const DeviceSpec& device, std::size_t nbytes);
   // `nbytes` of `whole` from `offset`, sharing its ownership (the memory lives while any part of
   // it does): read_many hands out one allocation as one result per region. Error(invalid_argument)
   // when the part is not inside `whole`.
@@ -50,22 +58,29 @@ class Buffer {
   void* data() const { return data_.get(); }
   std::size_t size() const { return size_; }
   Device device() const { return device_; }
+  // The CUDA device holding the memory (0, 1, ...); DeviceSpec::kCurrent for host memory.
+  int device_ordinal() const { return ordinal_; }
 
  private:
   std::shared_ptr<void> data_;
   std::size_t size_ = 0;
   Device device_ = Device::cpu;
+  int ordinal_ = DeviceSpec::kCurrent;
 };
 
 // Where a read puts its elements. Strides are in bytes, one per dimension of the region read;
 // empty strides mean C-contiguous. The stream is a cudaStream_t: null means the library's own
 // streams, and the read returns only once the data is in place; a caller's stream gets the read's
 // copies and kernels ordered before anything the caller queues on it afterwards.
+// On Device::cuda the read runs on the device that holds `data`; `device_ordinal`, when set,
+// must be that device (else Error(invalid_argument)), or names the device to work on for
+// managed or pinned host memory, which no one device holds.
 struct Destination {
   void* data = nullptr;
   std::vector<std::int64_t> byte_strides;
   Device device = Device::cpu;
   void* cuda_stream = nullptr;
+  int device_ordinal = DeviceSpec::kCurrent;
 };
 
 // What a read did, for the CLI, benchmarks and tests.
@@ -102,6 +117,7 @@ class NDArray {
   void* data() const { return buffer_.data(); }
   std::size_t nbytes() const { return buffer_.size(); }
   Device device() const { return buffer_.device(); }
+  int device_ordinal() const { return buffer_.device_ordinal(); }  // see Buffer
   const std::vector<std::uint64_t>& shape() const { return shape_; }
   const DataType& dtype() const { return dtype_; }
   const ReadStats& stats() const { return stats_; }
@@ -126,6 +142,7 @@ struct Source {
   void* cuda_stream = nullptr;
   std::vector<std::uint64_t> shape;  // optional
   std::optional<DataType> dtype;     // optional
+  int device_ordinal = DeviceSpec::kCurrent;  // optional: as Destination::device_ordinal
 };
 
 // How a write treats storage.
@@ -206,6 +223,10 @@ class Array {
   // Reads `region` (empty: the whole array) into a new buffer on `device`.
   NDArray read(const Region& region = {}, Device device = Device::cpu,
                const Settings& settings = Settings::from_environment()) const;
+  // The same on a chosen device (DeviceSpec::cuda(1)); the device is checked (check_device)
+  // before anything is read.
+  NDArray read(const Region& region, const DeviceSpec& device,
+               const Settings& settings = Settings::from_environment()) const;
 
   // Reads `region` into memory the caller owns.
   ReadStats read_into(const Region& region, const Destination& destination,
@@ -215,7 +236,7 @@ class Array {
   // buffer of shape selection_shape(); an index drops its axis. Only the chunks (inner chunks)
   // holding a selected element are read; a plain box takes read()'s path. Errors: as read(), and
   // Error(invalid_argument) for an index out of bounds or a mask of the wrong length.
-  NDArray read_selection(const Selection& selection, Device device = Device::cpu,
+  NDArray read_selection(const Selection& selection, const DeviceSpec& device = Device::cpu,
                          const Settings& settings = Settings::from_environment()) const;
   // The same into memory the caller owns; byte_strides (if any) are per axis of the result.
   ReadStats read_selection_into(const Selection& selection, const Destination& destination,

@@ -29,6 +29,14 @@ Device parse_device(const std::string& text) {
   throw Error(ErrorKind::invalid_argument, fmt::format("device must be \"cpu\" or \"cuda\", not \"{}\"", text));
 }
 
+// The device a read works on, checked (an ordinal this machine lacks: invalid_argument naming
+// it and the count) before the helper thread switches to it.
+DeviceSpec checked_device(Device device, int cuda_device) {
+  const DeviceSpec spec = device == Device::cuda ? DeviceSpec(Device::cuda, cuda_device) : DeviceSpec(Device::cpu);
+  check_device(spec);
+  return spec;
+}
+
 Settings make_settings(unsigned threads) {
   Settings settings = Settings::from_environment();
   if (threads > 0) settings.threads = threads;
@@ -44,6 +52,7 @@ py::tuple read(const Array& array, const Pairs& pairs, const std::optional<std::
                const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
                unsigned threads, const py::object& progress) {
   const Device device = parse_device(device_name);
+  const DeviceSpec spec = checked_device(device, cuda_device);
   if (device == Device::cpu) stream.reset();
   Region region = region_from_python(pairs);
   Settings settings = make_settings(threads);
@@ -58,8 +67,8 @@ py::tuple read(const Array& array, const Pairs& pairs, const std::optional<std::
         auto extents = region_shape(resolved);
         std::uint64_t count = 1;
         for (auto extent : extents) count *= extent;
-        Buffer buffer = Buffer::allocate(device, static_cast<std::size_t>(count * array.metadata().dtype.size));
-        Destination destination{buffer.data(), {}, device, stream_pointer(stream)};
+        Buffer buffer = Buffer::allocate(spec, static_cast<std::size_t>(count * array.metadata().dtype.size));
+        Destination destination{buffer.data(), {}, device, stream_pointer(stream), buffer.device_ordinal()};
         ReadStats stats = array.read_into(resolved, destination, with_progress);
         result = NDArray(std::move(buffer), std::move(extents), array.metadata().dtype, std::move(stats));
       },
@@ -67,7 +76,7 @@ py::tuple read(const Array& array, const Pairs& pairs, const std::optional<std::
   auto out_shape = result_shape(result, shape);
   py::dict stats = stats_to_dict(result.stats());
   if (device == Device::cpu) return py::make_tuple(host_view(std::move(result), out_shape), stats);
-  int holder = device_of_pointer(result.data());
+  int holder = result.device_ordinal();
   if (holder < 0) holder = std::max(run_device, 0);
   return py::make_tuple(py::cast(DeviceArray(std::move(result), std::move(out_shape), holder, stream)), stats);
 }
@@ -77,6 +86,7 @@ py::dict read_into(const Array& array, const Pairs& pairs, std::uintptr_t data, 
                    const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
                    unsigned threads, const py::object& progress) {
   const Device device = parse_device(device_name);
+  checked_device(device, cuda_device);
   if (device == Device::cpu) stream.reset();
   auto* pointer = reinterpret_cast<void*>(data);
   int run_device = -1;
@@ -87,6 +97,9 @@ py::dict read_into(const Array& array, const Pairs& pairs, std::uintptr_t data, 
       throw Error(ErrorKind::invalid_argument, "out= is not CUDA device memory (cudaPointerGetAttributes says so)");
 #endif
     if (run_device < 0) run_device = cuda_device >= 0 ? cuda_device : current_device();
+    if (cuda_device >= 0 && run_device != cuda_device)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("out= is memory of cuda:{}, but device cuda:{} was asked for", run_device, cuda_device));
   }
   Region region = region_from_python(pairs);
   Settings settings = make_settings(threads);
@@ -95,7 +108,8 @@ py::dict read_into(const Array& array, const Pairs& pairs, std::uintptr_t data, 
       [&](const ProgressCallback& callback) {
         Settings with_progress = settings;
         with_progress.progress = callback;
-        Destination destination{pointer, byte_strides, device, stream_pointer(stream)};
+        Destination destination{pointer, byte_strides, device, stream_pointer(stream),
+                                device == Device::cuda ? cuda_device : DeviceSpec::kCurrent};
         stats = array.read_into(region, destination, with_progress);
       },
       progress, run_device);

@@ -23,6 +23,8 @@ PYBIND11_MODULE(_native, module) {
   bind_many(module);
   bind_multiscale(module);
   module.def("cuda_available", &cuda_available, "True when a CUDA device is present and usable from this process.");
+  module.def("cuda_device_count", [] { return zarrdirect::cuda_device_count(); },
+             "CUDA devices this process can use (device=\"cuda:N\" takes N below it); 0 without CUDA.");
   module.def("describe_system", [] { return to_python(describe_system()); },
              "What this process can do with GPUs: CUDA build, devices, GPUDirect Storage, the I/O path reads take.");
   module.attr("cuda_built") =

@@ -56,6 +56,12 @@ def cuda_available() -> bool:
     return bool(_native.cuda_available())
 
 
+def cuda_device_count() -> int:
+    """CUDA devices this process can use: ``device="cuda:N"`` (or ``device=N``) takes N below it.
+    0 in a build without CUDA or without a usable device. CUDA_VISIBLE_DEVICES sets which are seen."""
+    return int(_native.cuda_device_count())
+
+
 def system_info() -> dict:
     """What this process can do with GPUs: CUDA build, devices, GPUDirect Storage, and which
     I/O path device reads take and why (the same as `zarrdirect info --system`)."""
@@ -91,6 +97,7 @@ __all__ = [
     "write_zarr_from_gpu",
     "write_multiscale",
     "cuda_available",
+    "cuda_device_count",
     "system_info",
     "ZarrdirectError",
     "InvalidMetadataError",

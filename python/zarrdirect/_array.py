@@ -260,8 +260,10 @@ class Array:
 
         region: an index tuple as for ``arr[...]`` (``(slice(0, 10), 5)``), or a string
             ``"0:10,:,5"`` with the same meaning (integers drop their dimension).
-        device: "cpu" (a NumPy array) or "cuda" / "cuda:N" (a DeviceArray); by default "cpu",
-            or where `out` lives.
+        device: "cpu" (a NumPy array) or "cuda" (the current GPU) / "cuda:N" / N (GPU N) for a
+            DeviceArray on that GPU; by default "cpu", or where `out` lives (a `device` that
+            names another GPU than out='s is a ValueError). A GPU this machine lacks is a
+            ValueError naming it and the count, raised before anything is read.
         out: memory to fill instead of new memory: a NumPy array, or any CUDA array (CuPy,
             PyTorch, ...). It must be writable, of the selection's shape and the array's dtype;
             strides are honoured. `out` itself is returned.

@@ -7,6 +7,7 @@ place.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable, Optional
 
 from ._errors import InvalidArgumentError
@@ -19,18 +20,29 @@ def parse_device(device: Any, out: Any = None) -> tuple[str, int]:
     """("cpu" | "cuda", device ordinal or -1 for the current one) for a ``device=`` argument.
 
     None means host memory, unless ``out`` is a CUDA array: then where ``out`` is. Accepts
-    "cpu", "cuda", "cuda:1", and objects whose str() is one of those (torch.device).
+    "cpu", "cuda" (the current device; "gpu" too), "cuda:N", an integer N (CUDA device N, as
+    PyTorch takes it), and objects whose str() is one of those (torch.device, cupy.cuda.Device
+    gives its number as int()). Whether device N exists is checked by the read, before it reads.
     """
     if device is None:
         return ("cuda", -1) if hasattr(out, "__cuda_array_interface__") else ("cpu", -1)
+    if isinstance(device, bool):
+        raise InvalidArgumentError(f"device must be 'cpu', 'cuda', 'cuda:N' or an integer N, not {device!r}")
+    if isinstance(device, numbers.Integral):
+        device = int(device)
+        if device < 0:
+            raise InvalidArgumentError(f"device {device}: a CUDA device number is 0 or more")
+        return "cuda", device
+    if type(device).__module__.startswith("cupy") and hasattr(device, "id"):
+        return "cuda", int(device.id)  # cupy.cuda.Device: str() is "<CUDA Device 1>"
     text = str(device).strip().lower()
     if text == "cpu":
         return "cpu", -1
     if text in ("cuda", "gpu"):
         return "cuda", -1
-    if text.startswith("cuda:") and text[5:].isdigit():
+    if text.startswith("cuda:") and text[5:].isascii() and text[5:].isdigit():
         return "cuda", int(text[5:])
-    raise InvalidArgumentError(f"device must be 'cpu', 'cuda' or 'cuda:N', not {device!r}")
+    raise InvalidArgumentError(f"device must be 'cpu', 'cuda', 'cuda:N' or an integer N, not {device!r}")
 
 
 def parse_threads(threads: Any) -> int:

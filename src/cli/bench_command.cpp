@@ -60,7 +60,7 @@ Run add_bench_command(CLI::App& app) {
   auto* sub = app.add_subcommand("bench", "Time repeated reads of an array");
   sub->add_option("path", options->path, "Array folder")->required();
   sub->add_option("--region", options->region, "NumPy-style region");
-  sub->add_option("--device", options->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda", "gpu"}));
+  sub->add_option("--device", options->device, "cpu, cuda (the current GPU) or cuda:N (GPU N)");
   sub->add_option("--repeat", options->repeat, "Runs (default 5)")->check(CLI::Range(1u, 1000u));
   sub->add_flag("--cold", options->cold, "Evict the array from the page cache before each run");
   sub->add_option("--threads", options->threads, "Reader threads")->check(CLI::Range(1u, 1024u));
@@ -73,7 +73,7 @@ Run add_bench_command(CLI::App& app) {
     Array array = open_target(options->path, options->level);
     Region region = parse_region_option(options->region, array.metadata().shape);
     Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
-    Device device = parse_device(options->device);
+    const DeviceSpec device = parse_device(options->device);
     const std::uint64_t nbytes = region_nbytes(region, array.metadata().dtype);
     Buffer reused;
     if (!options->fresh_output) reused = Buffer::allocate(device, static_cast<std::size_t>(nbytes));
@@ -85,7 +85,10 @@ Run add_bench_command(CLI::App& app) {
       if (options->fresh_output) {
         stats = array.read(region, device, settings).stats();
       } else {
-        stats = array.read_into(region, Destination{.data = reused.data(), .byte_strides = {}, .device = device, .cuda_stream = nullptr}, settings);
+        stats = array.read_into(region,
+                                Destination{.data = reused.data(), .byte_strides = {}, .device = device.kind,
+                                            .cuda_stream = nullptr, .device_ordinal = reused.device_ordinal()},
+                                settings);
       }
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       rates.push_back(static_cast<double>(nbytes) / seconds / 1e9);

@@ -122,7 +122,7 @@ Run add_info_command(CLI::App& app) {
   auto* sub = app.add_subcommand("info", "Describe an array or group (or, with --system, this machine's GPU I/O paths)");
   sub->add_option("path", options->path, "Array or group folder");
   sub->add_flag("--json", options->json, "Print JSON");
-  sub->add_flag("--system", options->system, "Show CUDA, GDS and the I/O path reads will take");
+  sub->add_flag("--system", options->system, "Show every CUDA device, GDS and the I/O path reads will take");
   return [options]() {
     if (options->system) {
       if (!options->path.empty()) throw UsageError("info: give a PATH or --system, not both");

@@ -13,18 +13,27 @@
 
 namespace zarrdirect::cli {
 
-Device parse_device(const std::string& text) {
-  if (text == "cpu") return Device::cpu;
-  if (text == "cuda" || text == "gpu") {
-    // Said before any work, in the words of the command line (the library's message is for
-    // every caller); the machine, not the command, is what lacks: exit 1, not a usage error.
-    if (!cuda_available())
-      throw Error(ErrorKind::cuda,
-                  "--device cuda: no usable CUDA device (`zarrdirect info --system` says why): use --device cpu to "
-                  "read into host memory");
-    return Device::cuda;
+DeviceSpec parse_device(const std::string& text) {
+  DeviceSpec device;
+  try {
+    device = zarrdirect::parse_device(text);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::invalid_argument) throw;
+    throw UsageError(fmt::format("--{}", e.what()));  // "--device \"tpu\": expected cpu, cuda or cuda:N ..."
   }
-  throw UsageError(fmt::format("--device {}: expected cpu or cuda", text));
+  if (device.kind == Device::cpu) return device;
+  // Said before any work, in the words of the command line (the library's message is for
+  // every caller); the machine, not the command, is what lacks: exit 1, not a usage error.
+  if (!cuda_available())
+    throw Error(ErrorKind::cuda, fmt::format("--device {}: no usable CUDA device (`zarrdirect info --system` says why): "
+                                             "use --device cpu to read into host memory",
+                                             to_string(device)));
+  try {
+    check_device(device);  // an ordinal this machine lacks: "cuda:3: this machine has 1 CUDA device ..."
+  } catch (const Error& e) {
+    throw e.with_context("--device");
+  }
+  return device;
 }
 
 Settings settings_from(unsigned threads, const std::string& io_path, bool o_direct) {

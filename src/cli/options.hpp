@@ -11,8 +11,10 @@
 
 namespace zarrdirect::cli {
 
-// "cpu", or "cuda"/"gpu" when a CUDA device is usable (Error(cuda) saying to use cpu if not).
-Device parse_device(const std::string& text);
+// "cpu", "cuda" (or "gpu"), "cuda:N": text that is none of those is UsageError; a cuda device
+// when none is usable is Error(cuda) saying to use cpu; an ordinal this machine lacks is
+// Error(invalid_argument) naming it and the count.
+DeviceSpec parse_device(const std::string& text);
 
 // The environment's settings (ZARRDIRECT_*) with the command line's on top.
 Settings settings_from(unsigned threads, const std::string& io_path, bool o_direct);

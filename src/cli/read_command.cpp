@@ -40,7 +40,7 @@ Run add_read_command(CLI::App& app) {
                   "NumPy-style selection as in Python: start:stop:step per axis (steps may be negative), "
                   "an index, '...'; e.g. 0:10,:,5 or ...,0:8 or ::2,5,::-3 (an index keeps its axis, extent 1; "
                   "only chunks holding a selected element are read)");
-  sub->add_option("--device", options->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda", "gpu"}));
+  sub->add_option("--device", options->device, "cpu, cuda (the current GPU) or cuda:N (GPU N)");
   sub->add_option("--output,-o", options->output, "Write the result as a .npy file");
   sub->add_option("--threads", options->threads, "Reader threads (default: one per core, at least 4)")
       ->check(CLI::Range(1u, 1024u));
@@ -51,7 +51,7 @@ Run add_read_command(CLI::App& app) {
   return [options]() {
     // The options are checked before the read, not after a long one.
     if (!options->output.empty()) check_output_option(options->output);
-    const Device device = parse_device(options->device);
+    const DeviceSpec device = parse_device(options->device);
     Array array = open_target(options->path, options->level);
     Selection selection = parse_selection_option(options->region, array.metadata().shape);
     const auto selected = selection_shape(selection, array.metadata().shape);
@@ -65,7 +65,8 @@ Run add_read_command(CLI::App& app) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     bar.clear();
     fmt::print(stderr, "read [{}] {} into {} memory ({} path, {} threads): {:.1f} MiB in {:.2f} ms, {:.2f} GB/s\n",
-               fmt::join(result.shape(), ", "), result.dtype().name(), device == Device::cuda ? "GPU" : "host",
+               fmt::join(result.shape(), ", "), result.dtype().name(),
+               device.kind == Device::cuda ? fmt::format("GPU (cuda:{})", result.device_ordinal()) : "host",
                result.stats().io_path, result.stats().threads, static_cast<double>(result.nbytes()) / (1 << 20),
                seconds * 1e3, static_cast<double>(result.nbytes()) / seconds / 1e9);
     if (!options->output.empty()) {

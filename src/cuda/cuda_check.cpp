@@ -21,4 +21,6 @@ cudaError_t library_peek_last_error() { return cudaPeekAtLastError(); }
 
 cudaError_t library_set_device(int ordinal) { return cudaSetDevice(ordinal); }
 
+cudaError_t library_get_device(int* ordinal) { return cudaGetDevice(ordinal); }
+
 }  // namespace zarrdirect::cuda

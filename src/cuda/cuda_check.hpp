@@ -23,6 +23,8 @@ cudaError_t library_peek_last_error();
 // cudaSetDevice in the library's runtime (the status, unchecked): lets a test make the library's
 // runtime record a failure.
 cudaError_t library_set_device(int ordinal);
+// cudaGetDevice in the library's runtime: the calling thread's current device as the library sees it.
+cudaError_t library_get_device(int* ordinal);
 
 // Throws cuda_error(status, call) unless status is cudaSuccess.
 inline void check_cuda(cudaError_t status, std::string_view call) {

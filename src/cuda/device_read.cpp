@@ -30,15 +30,22 @@ namespace {
                                            cuda::cuda_unavailable_reason()));
 }
 
-// The device that owns the destination, refusing memory no kernel can write.
-int destination_device(const void* data) {
+// The device that owns the destination, refusing memory no kernel can write. `wanted` (an
+// ordinal, or DeviceSpec::kCurrent) must be the device of device memory; for managed and pinned
+// host memory, which every device reaches, it picks the device that does the work.
+int destination_device(const void* data, int wanted) {
   cudaPointerAttributes attributes{};
   cuda::check_cuda(cudaPointerGetAttributes(&attributes, data), "cudaPointerGetAttributes (destination)");
   switch (attributes.type) {
     case cudaMemoryTypeDevice:
+      if (wanted != DeviceSpec::kCurrent && wanted != attributes.device)
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("read_into: the destination is memory of cuda:{}, but cuda:{} was asked for",
+                                attributes.device, wanted));
+      return attributes.device;
     case cudaMemoryTypeManaged:
     case cudaMemoryTypeHost:  // pinned and mapped: kernels reach it through unified addressing
-      return attributes.device;
+      return wanted != DeviceSpec::kCurrent ? wanted : attributes.device;
     default:
       throw Error(ErrorKind::invalid_argument,
                   "read_into: the destination is ordinary host memory, not CUDA memory; use Device::cpu for it");
@@ -66,17 +73,31 @@ class DeviceRestorer {
 
 bool cuda_available() { return cuda::cuda_device_count() > 0; }
 
-std::shared_ptr<void> allocate_device_memory(std::size_t nbytes) {
+int usable_cuda_devices() { return cuda::cuda_device_count(); }
+
+void require_cuda_device() {
+  if (!cuda_available()) no_device("GPU read or write");
+}
+
+std::shared_ptr<void> allocate_device_memory(std::size_t nbytes, int& ordinal) {
   if (!cuda_available()) no_device("cannot allocate device memory");
+  DeviceRestorer restore;
+  if (ordinal == DeviceSpec::kCurrent) cuda::check_cuda(cudaGetDevice(&ordinal), "cudaGetDevice");
+  else cuda::use_device(ordinal);
   void* data = nullptr;
   // At least one byte, as for host buffers: an empty result still has a valid, distinct pointer.
   cuda::check_cuda(cudaMalloc(&data, std::max<std::size_t>(nbytes, 1)),
-                   fmt::format("cudaMalloc ({} bytes for the result)", nbytes));
-  return std::shared_ptr<void>(data, [](void* p) { cudaFree(p); });
+                   fmt::format("cudaMalloc ({} bytes for the result on cuda:{})", nbytes, ordinal));
+  // Freed on its own device, from whichever thread drops the last reference.
+  const int owner = ordinal;
+  return std::shared_ptr<void>(data, [owner](void* p) {
+    DeviceRestorer back;
+    if (cudaSetDevice(owner) == cudaSuccess) cudaFree(p);  // a failure leaks at worst
+  });
 }
 
 ReadStats read_to_device(const Array::Impl& array, const Region& region, const DestinationLayout& layout,
-                         void* cuda_stream, const Settings& settings) {
+                         void* cuda_stream, const Settings& settings, int device_ordinal) {
   if (!cuda_available()) no_device("GPU read");
   for (const auto& range : region) {
     if (range.size() == 0) {
@@ -85,7 +106,7 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
       return stats;
     }
   }
-  const int device = destination_device(layout.data);
+  const int device = destination_device(layout.data, device_ordinal);
   DeviceRestorer restore;
   cuda::use_device(device);
 

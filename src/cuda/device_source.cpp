@@ -40,7 +40,7 @@ std::size_t round_to_page(std::size_t n) { return (std::max<std::size_t>(n, 1) +
 
 class DeviceSource final : public ChunkSource {
  public:
-  DeviceSource(const DestinationLayout& layout, void* cuda_stream)
+  DeviceSource(const DestinationLayout& layout, void* cuda_stream, int wanted_device)
       : layout_(layout), caller_stream_(static_cast<cudaStream_t>(cuda_stream)) {
     cudaPointerAttributes attributes{};
     cuda::check_cuda(cudaPointerGetAttributes(&attributes, layout.data), "cudaPointerGetAttributes (write source)");
@@ -48,7 +48,15 @@ class DeviceSource final : public ChunkSource {
         attributes.type != cudaMemoryTypeHost)
       throw Error(ErrorKind::invalid_argument,
                   "write: the source is ordinary host memory, not CUDA memory; use Device::cpu for it");
-    device_ = attributes.device;
+    // Device memory is written from its own device; managed and pinned memory, which every
+    // device reaches, from the one asked for.
+    if (attributes.type == cudaMemoryTypeDevice && wanted_device != DeviceSpec::kCurrent &&
+        wanted_device != attributes.device)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("write: the source is memory of cuda:{}, but cuda:{} was asked for", attributes.device,
+                              wanted_device));
+    device_ = attributes.type == cudaMemoryTypeDevice || wanted_device == DeviceSpec::kCurrent ? attributes.device
+                                                                                              : wanted_device;
     for (std::size_t d = 0; d < layout.rank; ++d)
       if (layout.shape[d] > 1 && layout.byte_strides[d] < static_cast<std::int64_t>(layout.element_size))
         throw Error(ErrorKind::invalid_argument,
@@ -61,6 +69,8 @@ class DeviceSource final : public ChunkSource {
   std::string_view name() const override { return "device"; }
 
   void start(unsigned workers, std::size_t max_box_bytes) override {
+    // start() and finish() run on the caller's thread: its current device is put back after.
+    if (cudaGetDevice(&caller_device_) != cudaSuccess) caller_device_ = -1;
     cuda::use_device(device_);
     cuda::check_cuda(cudaStreamSynchronize(caller_stream_), "cudaStreamSynchronize (caller's stream before a write)");
     const std::size_t count = std::max(workers, 1u);
@@ -121,7 +131,10 @@ class DeviceSource final : public ChunkSource {
   // Gives staging and streams back to the pool once nothing is queued on them; after a GPU
   // failure they are leaked instead (their work may still be running), as reads do.
   void release() {
-    if (slots_.empty() && streams_.empty()) return;
+    if (slots_.empty() && streams_.empty()) {
+      restore_caller_device();
+      return;
+    }
     bool broken = false;
     for (cudaStream_t stream : streams_)
       if (cudaStreamSynchronize(stream) != cudaSuccess) broken = true;
@@ -135,11 +148,18 @@ class DeviceSource final : public ChunkSource {
     }
     slots_.clear();
     streams_.clear();
+    restore_caller_device();
+  }
+
+  void restore_caller_device() {
+    if (caller_device_ >= 0 && caller_device_ != device_) (void)cudaSetDevice(caller_device_);
+    caller_device_ = -1;
   }
 
   DestinationLayout layout_;
   cudaStream_t caller_stream_;
   int device_ = 0;
+  int caller_device_ = -1;  // the caller's current device when start() ran
   std::size_t capacity_ = 0;
   std::vector<cuda::SlotPtr> slots_;        // one per worker
   std::vector<cudaStream_t> streams_;       // one per worker
@@ -147,8 +167,9 @@ class DeviceSource final : public ChunkSource {
 
 }  // namespace
 
-std::unique_ptr<ChunkSource> make_device_source(const DestinationLayout& layout, void* cuda_stream) {
-  return std::make_unique<DeviceSource>(layout, cuda_stream);
+std::unique_ptr<ChunkSource> make_device_source(const DestinationLayout& layout, void* cuda_stream,
+                                                int device_ordinal) {
+  return std::make_unique<DeviceSource>(layout, cuda_stream, device_ordinal);
 }
 
 }  // namespace zarrdirect

@@ -17,6 +17,26 @@ std::string cuda_version(int version) {
   return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
 }
 
+// Every device this process sees, in ordinal order (what "cuda:N" names): index, name, memory
+// and PCI bus id, so that a device can be told apart from its twins.
+nlohmann::json list_devices(int count) {
+  nlohmann::json list = nlohmann::json::array();
+  for (int index = 0; index < count; ++index) {
+    nlohmann::json entry = {{"index", index}};
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, index) == cudaSuccess) {
+      entry["name"] = properties.name;
+      entry["memory"] = static_cast<std::uint64_t>(properties.totalGlobalMem);
+      entry["compute"] = fmt::format("{}.{}", properties.major, properties.minor);
+    }
+    char bus_id[32] = {};
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, index) == cudaSuccess) entry["pci_bus_id"] = bus_id;
+    (void)cudaGetLastError();
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
 }  // namespace
 
 nlohmann::json describe_system() {
@@ -44,6 +64,7 @@ nlohmann::json describe_system() {
     }
     (void)cudaGetLastError();
   }
+  doc["devices"] = list_devices(devices);
 
   // cuFile: loading the library costs little. Its driver is opened only where the automatic
   // path would use it (a GPU, and nvidia-fs loaded): opening it starts cuFile's threads and

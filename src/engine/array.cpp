@@ -14,14 +14,15 @@
 
 namespace zarrdirect {
 
-std::string_view to_string(Device device) { return device == Device::cuda ? "cuda" : "cpu"; }
 
-Buffer Buffer::allocate(Device device, std::size_t nbytes) {
+Buffer Buffer::allocate(const DeviceSpec& device, std::size_t nbytes) {
+  check_device(device);
   Buffer buffer;
   buffer.size_ = nbytes;
-  buffer.device_ = device;
-  if (device == Device::cuda) {
-    buffer.data_ = allocate_device_memory(nbytes);
+  buffer.device_ = device.kind;
+  if (device.kind == Device::cuda) {
+    buffer.ordinal_ = device.ordinal;
+    buffer.data_ = allocate_device_memory(nbytes, buffer.ordinal_);
     return buffer;
   }
   // Page-aligned so that O_DIRECT reads may land straight in it. Large results ask for huge
@@ -67,12 +68,17 @@ const ArrayMetadata& Array::metadata() const { return impl_->metadata; }
 const std::filesystem::path& Array::path() const { return impl_->path; }
 
 NDArray Array::read(const Region& region, Device device, const Settings& settings) const {
+  return read(region, DeviceSpec(device), settings);
+}
+
+NDArray Array::read(const Region& region, const DeviceSpec& device, const Settings& settings) const {
+  check_device(device);
   Region resolved = resolve_region(region, impl_->metadata.shape);
   auto shape = region_shape(resolved);
   std::uint64_t count = 1;
   for (auto extent : shape) count *= extent;
   Buffer buffer = Buffer::allocate(device, static_cast<std::size_t>(count * impl_->metadata.dtype.size));
-  Destination destination{buffer.data(), {}, device, nullptr};
+  Destination destination{buffer.data(), {}, device.kind, nullptr, buffer.device_ordinal()};
   ReadStats stats = read_into(resolved, destination, settings);
   return NDArray(std::move(buffer), std::move(shape), impl_->metadata.dtype, std::move(stats));
 }
@@ -96,7 +102,8 @@ ReadStats Array::read_into(const Region& region, const Destination& destination,
   }
   ReadStats stats;
   if (destination.device == Device::cuda) {
-    stats = read_to_device(*impl_, resolved, layout, destination.cuda_stream, settings);
+    check_device(DeviceSpec(Device::cuda, destination.device_ordinal));
+    stats = read_to_device(*impl_, resolved, layout, destination.cuda_stream, settings, destination.device_ordinal);
   } else {
     HostSink sink(layout, metadata.fill_value);
     stats = run_read(*impl_, resolved, sink, settings);

@@ -113,6 +113,7 @@ WriteStats Array::write(const Region& region, const Source& source, const WriteS
   if (source.dtype && *source.dtype != metadata.dtype)
     refuse(fmt::format("the source holds {}, the array {}", source.dtype->name(), metadata.dtype.name()));
   const bool empty = std::any_of(shape.begin(), shape.end(), [](std::uint64_t e) { return e == 0; });
+  if (source.device == Device::cuda) check_device(DeviceSpec(Device::cuda, source.device_ordinal));
   if (empty) return {};
   if (!source.data) refuse("source data is null");
   DestinationLayout layout = DestinationLayout::contiguous(
@@ -124,7 +125,7 @@ WriteStats Array::write(const Region& region, const Source& source, const WriteS
   }
   CacheInvalidation drop_cached(*impl_, resolved);  // the chunks written are stale in the handle's cache
   if (source.device == Device::cuda) {
-    auto device_source = make_device_source(layout, source.cuda_stream);
+    auto device_source = make_device_source(layout, source.cuda_stream, source.device_ordinal);
     return run_write(*impl_, resolved, *device_source, options, settings);
   }
   HostSource host(layout);

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "engine/layout.hpp"
+#include "zarrdirect/device.hpp"
 
 namespace zarrdirect {
 
@@ -60,6 +61,7 @@ void gather_box_from_host(const DestinationLayout& source, const ChunkBox& box, 
 
 // The device source, implemented in src/cuda/device_source.cpp when CUDA is built (and as a clear
 // error otherwise): `layout` describes device memory; copies are ordered on `cuda_stream`.
-std::unique_ptr<ChunkSource> make_device_source(const DestinationLayout& layout, void* cuda_stream);
+std::unique_ptr<ChunkSource> make_device_source(const DestinationLayout& layout, void* cuda_stream,
+                                                int device_ordinal = DeviceSpec::kCurrent);
 
 }  // namespace zarrdirect

@@ -8,11 +8,15 @@ namespace {
 }
 }  // namespace
 
-std::shared_ptr<void> allocate_device_memory(std::size_t) { no_cuda(); }
+std::shared_ptr<void> allocate_device_memory(std::size_t, int&) { no_cuda(); }
 
-ReadStats read_to_device(const Array::Impl&, const Region&, const DestinationLayout&, void*, const Settings&) {
+ReadStats read_to_device(const Array::Impl&, const Region&, const DestinationLayout&, void*, const Settings&, int) {
   no_cuda();
 }
+
+int usable_cuda_devices() { return 0; }
+
+void require_cuda_device() { no_cuda(); }
 
 bool cuda_available() { return false; }
 
@@ -25,6 +29,7 @@ namespace zarrdirect {
 nlohmann::json describe_system() {
   return {{"cuda_built", false},
           {"cuda_devices", 0},
+          {"devices", nlohmann::json::array()},
           {"io_path", "host"},
           {"io_path_reason", "this build has no CUDA support: reads go to host memory"}};
 }

@@ -63,7 +63,8 @@ ReadStats read_selection_to_host(const Array::Impl& array, const SelectionGeomet
   return run_read(array, geometry.bounds, sink, settings, &picks);
 }
 
-NDArray Array::read_selection(const Selection& selection, Device device, const Settings& settings) const {
+NDArray Array::read_selection(const Selection& selection, const DeviceSpec& device, const Settings& settings) const {
+  check_device(device);
   Region box;
   if (selection_is_box(selection, impl_->metadata.shape, box)) {
     // The box path, as fast as ever; the shape drops nothing (every axis is a slice).
@@ -71,7 +72,7 @@ NDArray Array::read_selection(const Selection& selection, Device device, const S
   }
   const SelectionGeometry geometry = SelectionGeometry::build(selection, impl_->metadata.shape);
   Buffer buffer = Buffer::allocate(device, static_cast<std::size_t>(geometry.num_elements() * impl_->metadata.dtype.size));
-  Destination destination{buffer.data(), {}, device, nullptr};
+  Destination destination{buffer.data(), {}, device.kind, nullptr, buffer.device_ordinal()};
   ReadStats stats = read_selection_into(selection, destination, settings);
   return NDArray(std::move(buffer), geometry.result_shape, impl_->metadata.dtype, std::move(stats));
 }

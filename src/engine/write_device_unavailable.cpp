@@ -5,7 +5,7 @@
 
 namespace zarrdirect {
 
-std::unique_ptr<ChunkSource> make_device_source(const DestinationLayout&, void*) {
+std::unique_ptr<ChunkSource> make_device_source(const DestinationLayout&, void*, int) {
   throw Error(ErrorKind::unsupported, "GPU writes are not available: this build of zarrdirect has no CUDA support");
 }
 
