@@ -9,6 +9,13 @@
 
 namespace zarrdirect {
 
+FileSignature signature_of(const StoreObject& object) {
+  if (const StoreFile* file = object.local_file()) return file_signature(file->fd(), file->path());
+  FileSignature signature;
+  signature.size = object.size();
+  return signature;
+}
+
 FileSignature file_signature(int fd, const std::string& path) {
   struct stat info {};
   if (::fstat(fd, &info) != 0)

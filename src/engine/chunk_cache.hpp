@@ -21,6 +21,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "store/file_store.hpp"
+#include "store/store.hpp"
 #include "zarrdirect/array.hpp"
 
 namespace zarrdirect {
@@ -36,6 +38,10 @@ struct FileSignature {
 
 // The signature of the open file `fd`; Error(io) naming `path` when fstat fails.
 FileSignature file_signature(int fd, const std::string& path);
+// The signature of an opened store value: its file's (above) for a local file; for a remote
+// value only its size, since servers give no inode (remote arrays are treated as immutable but
+// for their size: a replaced object of the same size keeps its cached chunks).
+FileSignature signature_of(const StoreObject& object);
 
 // A decoded chunk in host memory (not zero-filled on allocation: the decoder writes all of it).
 struct DecodedChunk {

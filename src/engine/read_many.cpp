@@ -109,7 +109,7 @@ class ManyJob {
     codec::Scratch scratch;
     codec::ByteBuffer encoded;
     std::shared_ptr<DecodedChunk> reusable;  // the decode target when nothing is cached
-    std::optional<StoreFile> file;           // the shard last read from, kept open
+    std::unique_ptr<StoreObject> file;       // the shard last read from, kept open
     std::string file_key;
   };
 
@@ -242,12 +242,12 @@ class ManyJob {
     Shard& shard = shards_[s];
     const auto& sharding = *array_.sharding;
     try {
-      auto file = array_.store->open(shard.key);
+      auto file = array_.store->open_object(shard.key);
       if (!file) {
         for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u) units_[u].missing = true;
         return;
       }
-      shard.signature = file_signature(file->fd(), file->path());
+      shard.signature = signature_of(*file);
       if (use_cache_) {
         for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u)
           units_[u].cached = cache_->find(shard.key, needs_[units_[u].first].inner, *shard.signature);
@@ -338,11 +338,11 @@ class ManyJob {
 
   DecodedChunkPtr fetch_chunk(unsigned worker, Unit& unit) {
     const Shard& shard = shards_[unit.shard];
-    auto file = array_.store->open(shard.key, settings_.o_direct);
+    auto file = array_.store->open_object(shard.key, settings_.o_direct);
     if (!file) return nullptr;
     std::optional<FileSignature> signature;
     if (use_cache_) {
-      signature = file_signature(file->fd(), file->path());
+      signature = signature_of(*file);
       if (auto found = cache_->find(shard.key, 0, *signature)) {
         ++hits_;
         return found;
@@ -376,18 +376,18 @@ class ManyJob {
     WorkerState& state = states_[worker];
     if (!state.file || state.file_key != shard.key) {
       state.file.reset();
-      state.file = array_.store->open(shard.key, settings_.o_direct);
+      state.file = array_.store->open_object(shard.key, settings_.o_direct);
       if (!state.file) throw Error(ErrorKind::io, "shard disappeared while being read");
       state.file_key = shard.key;
     }
-    FileSignature signature = file_signature(state.file->fd(), state.file->path());
+    FileSignature signature = signature_of(*state.file);
     if (signature != *shard.signature) {
       // Replaced since its index was read (a writer renamed a new shard over it): open the
       // current file and find the inner chunk in its own index, so offsets and bytes match.
       state.file.reset();
-      state.file = array_.store->open(shard.key, settings_.o_direct);
+      state.file = array_.store->open_object(shard.key, settings_.o_direct);
       if (!state.file) throw Error(ErrorKind::io, "shard disappeared while being read");
-      signature = file_signature(state.file->fd(), state.file->path());
+      signature = signature_of(*state.file);
       if (signature != *shard.signature) {
         const codec::ShardIndexEntry entry = locate(*state.file, needs_[unit.first].inner);
         if (entry.missing()) return nullptr;
@@ -414,7 +414,7 @@ class ManyJob {
   }
 
   // The index entry of inner chunk `inner` in the open shard `file`.
-  codec::ShardIndexEntry locate(const StoreFile& file, std::uint32_t inner) {
+  codec::ShardIndexEntry locate(const StoreObject& file, std::uint32_t inner) {
     const auto& sharding = *array_.sharding;
     if (file.size() < sharding.index_nbytes())
       throw Error(ErrorKind::corrupt_data, fmt::format("shard is {} bytes, shorter than its {} byte index", file.size(),
