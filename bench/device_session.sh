@@ -39,6 +39,9 @@ build_dev() {
              -Dpybind11_DIR="$pybind_dir")
     targets=()
   fi
+  # libcurl: the packed headers with the machine's own library, when it has one.
+  local curl=/usr/lib/x86_64-linux-gnu/libcurl.so
+  [ -e "$curl" ] && options+=(-DCURL_INCLUDE_DIR="$PWD/.device/deps/include" -DCURL_LIBRARY="$curl")
   cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DZARRDIRECT_DEPS_DIR="$PWD/.device/deps" \
     -DCMAKE_CUDA_ARCHITECTURES=90 "${options[@]}" > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
   grep -E "zarrdirect:" "$OUT/configure.log"
@@ -73,7 +76,8 @@ for entry in .device/pylib/*; do
     rm -rf "$entry"
 done
 pythonpath="$pythonpath:$PWD/.device/pylib"
-PYTHONPATH="$pythonpath" timeout 300 python3 -m pytest -q -x python/tests 2>&1 | tail -25
+PYTHONPATH="$pythonpath" timeout 420 python3 -m pytest -q -rf -p no:cacheprovider python/tests > "$OUT/pytest.log" 2>&1
+grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -30; tail -3 "$OUT/pytest.log"
 
 fi  # bench_only
 
