@@ -132,18 +132,37 @@ ZD_HD T mean_of(const T (&v)[N]) {
   return static_cast<T>(divide_round_half_even<Wide>(sum, kShift<N>));
 }
 
+// A mean with a NaN among its values is NaN, but which NaN differs by side: x86 passes an input's
+// payload through, CUDA's arithmetic and conversions give their own canonical NaN. Both sides
+// return these quiet NaNs instead, so the bits agree.
+ZD_HD double quiet_nan_double() {
+  const std::uint64_t bits = 0x7ff8000000000000ull;
+  double value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+ZD_HD float quiet_nan_float() {
+  const std::uint32_t bits = 0x7fc00000u;
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+ZD_HD float narrow_to_float(double value) {
+  return value != value ? quiet_nan_float() : static_cast<float>(value);
+}
+
 template <int N>
 ZD_HD double sum_in_double(const double (&v)[N]) {
   double sum = 0.0;
   for (int i = 0; i < N; ++i) sum += v[i];
-  return sum / N;
+  return sum != sum ? quiet_nan_double() : sum / N;
 }
 
 template <int N>
 ZD_HD float mean_of(const float (&v)[N]) {
   double wide[N];
   for (int i = 0; i < N; ++i) wide[i] = v[i];
-  return static_cast<float>(sum_in_double(wide));
+  return narrow_to_float(sum_in_double(wide));
 }
 template <int N>
 ZD_HD double mean_of(const double (&v)[N]) {
@@ -165,7 +184,7 @@ template <int N>
 ZD_HD Complex64 mean_of(const Complex64 (&v)[N]) {
   double re[N], im[N];
   for (int i = 0; i < N; ++i) re[i] = v[i].re, im[i] = v[i].im;
-  return Complex64{static_cast<float>(sum_in_double(re)), static_cast<float>(sum_in_double(im))};
+  return Complex64{narrow_to_float(sum_in_double(re)), narrow_to_float(sum_in_double(im))};
 }
 template <int N>
 ZD_HD Complex128 mean_of(const Complex128 (&v)[N]) {
