@@ -1,6 +1,7 @@
 #include "store/http_client.hpp"
 
 #include <curl/curl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -22,7 +23,10 @@
 namespace zarrdirect {
 namespace {
 
-// The process-wide share handle: connections, DNS and TLS sessions reused by every request.
+// The process-wide share handle: DNS answers and TLS sessions reused by every request.
+// Connections are not shared through it: libcurl documents its shared connection cache as unsafe
+// between concurrent threads (it crashed here under parallel retries), so each thread keeps its
+// own easy handle, whose connections stay alive from one request to the next (thread_easy_handle).
 class SharedConnections {
  public:
   static SharedConnections& instance() {
@@ -39,7 +43,6 @@ class SharedConnections {
     curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &SharedConnections::lock);
     curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &SharedConnections::unlock);
     curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
-    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
   }
@@ -64,6 +67,22 @@ class SharedConnections {
 struct EasyDeleter {
   void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
 };
+// The calling thread's easy handle, reset for each request (curl_easy_reset keeps the handle's
+// live connections, so keep-alive works across requests and reads on the kept reader threads).
+// A forked child does not use its parent's handle: the sockets would be shared with the parent.
+CURL* thread_easy_handle() {
+  thread_local std::unique_ptr<CURL, EasyDeleter> easy;
+  thread_local pid_t owner = 0;
+  if (easy && owner != ::getpid()) (void)easy.release();  // the parent's connections: left alone
+  if (!easy) {
+    easy.reset(curl_easy_init());
+    owner = ::getpid();
+  } else {
+    curl_easy_reset(easy.get());
+  }
+  return easy.get();
+}
+
 struct ListDeleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
 };
@@ -248,8 +267,8 @@ HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)) {
 }
 
 std::optional<std::uint64_t> HttpClient::perform(Request& request) const {
-  std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
-  if (!easy) request.fail(ErrorKind::io, "libcurl: cannot create a request");
+  CURL* handle = thread_easy_handle();
+  if (!handle) request.fail(ErrorKind::io, "libcurl: cannot create a request");
   std::unique_ptr<curl_slist, ListDeleter> headers;
   auto add_header = [&](const std::string& line) {
     curl_slist* grown = curl_slist_append(headers.get(), line.c_str());
@@ -265,7 +284,6 @@ std::optional<std::uint64_t> HttpClient::perform(Request& request) const {
     range_text = fmt::format("{}-{}", *request.offset, *request.offset + request.range.size() - 1);
   }
 
-  CURL* handle = easy.get();
   curl_easy_setopt(handle, CURLOPT_SHARE, SharedConnections::instance().handle());
   curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
