@@ -225,11 +225,11 @@ def test_read_many_to_device(volume):
     array = zarrdirect.open(path)
     regions = random_regions(data.shape, 10, 9)
     for region, result in zip(regions, array.read_many(regions, device="cuda")):
-        np.testing.assert_array_equal(result.to_host(), data[region])
+        np.testing.assert_array_equal(result.get(), data[region])
     batch = array.read_many(["0:4,0:4,0:4", "9:13,2:6,0:4"], device="cuda", stack=True)
-    np.testing.assert_array_equal(batch.to_host()[1], data[9:13, 2:6, 0:4])
+    np.testing.assert_array_equal(batch.get()[1], data[9:13, 2:6, 0:4])
     future = array.read_many_async(["0:4,0:4,0:4"], device="cuda", stack=True)
-    np.testing.assert_array_equal(future.result().to_host()[0], data[0:4, 0:4, 0:4])
+    np.testing.assert_array_equal(future.result().get()[0], data[0:4, 0:4, 0:4])
 
 
 def _shard_sums(args):
