@@ -32,6 +32,7 @@ for what in "$@"; do
     pyramid) run pyramid python3 bench/pyramid_bench.py --gpu --work "$work/pyramid" --repeat 2 ;;
     dask) run dask python3 bench/dask_bench.py --gpu --zarrdirect build-dev/zarrdirect --work "$work/dask" --repeat 2 ;;
     http) run http python3 bench/http_bench.py --device cuda --server python --zarrdirect build-dev/zarrdirect --work "$work/http" --repeat 2 --skip-zarr-python ;;
+    dask-large) run dask-large python3 bench/dask_bench.py --gpu --zarrdirect build-dev/zarrdirect --work "$work/dask" --repeat 3 --blocks 256 512 512 ;;
     selection) run selection python3 bench/selection_bench.py --size 512 --chunk 64 ;;
     read) run read python3 bench/gpu_bench.py --build build-dev --work "$work/read" --out "$OUT/read.md" --arrays ${READ_ARRAYS:-raw-128,zstd-128} --repeat 3 --skip-cold ;;
     *) echo "unknown benchmark $what" ;;

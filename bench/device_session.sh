@@ -3,7 +3,7 @@
 # Needs in the checkout (carried, git-ignored): .device/deps (scripts/pack_device_deps.sh) and
 # the conformance corpus in tests/data/conformance. Results land in $OUT.
 #
-#   bench/device_session.sh [--skip-bench] [--bench-only] [gpu_bench.py options...]
+#   bench/device_session.sh [--skip-bench] [--bench-only] [--build-only] [gpu_bench.py options...]
 # --bench-only reuses build-dev from a previous call on the same (warm) machine. A device call
 # lasts at most 10 minutes, so a session is two calls on one warm machine:
 #   bench/device_session.sh --skip-bench          (build, C++ and Python GPU tests: about 4 min)
@@ -16,10 +16,12 @@ mkdir -p "$OUT"
 bench_args=()
 skip_bench=0
 bench_only=0
+build_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-bench) skip_bench=1 ;;
     --bench-only) bench_only=1 ;;
+    --build-only) build_only=1 ;;
     *) bench_args+=("$1") ;;
   esac
   shift
@@ -32,12 +34,14 @@ export LD_LIBRARY_PATH="$PWD/.device/deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PAT
 # dependencies; `full` with the tests and the Python module, `bench` only what the benchmark runs.
 build_dev() {
   local options=(-DZARRDIRECT_TESTS=OFF -DZARRDIRECT_PYTHON=OFF) targets=(--target zarrdirect_cli bare_loop)
-  if [ "$1" = full ]; then
+  if [ "$1" = full ] || [ "$1" = python ]; then
     local pybind_dir
     pybind_dir=$(python3 -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null)
     options=(-DZARRDIRECT_TESTS=ON -DZARRDIRECT_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)"
              -Dpybind11_DIR="$pybind_dir")
     targets=()
+    # `python`: the CLI, the module and the bound, for bench/device_benches.sh (no tests).
+    [ "$1" = python ] && { options[0]=-DZARRDIRECT_TESTS=OFF; targets=(--target zarrdirect_cli zarrdirect_python bare_loop); }
   fi
   # libcurl: the packed headers with the machine's own library, when it has one.
   local curl=/usr/lib/x86_64-linux-gnu/libcurl.so
@@ -48,6 +52,13 @@ build_dev() {
   cmake --build build-dev -j "$(nproc)" "${targets[@]}" > "$OUT/build.log" 2>&1 ||
     { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
 }
+
+if [ "$build_only" = 1 ]; then
+  log "build (CLI, Python module, bound)"
+  build_dev python
+  log "built"
+  exit 0
+fi
 
 if [ "$bench_only" = 0 ]; then
 log "machine"
