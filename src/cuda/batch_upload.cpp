@@ -152,8 +152,7 @@ void upload_batch(const std::vector<BatchUpload>& uploads, void* cuda_stream) {
   if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged &&
       attributes.type != cudaMemoryTypeHost)
     throw Error(ErrorKind::invalid_argument, "read_many: a destination is ordinary host memory, not CUDA memory");
-  int previous = -1;
-  const bool have_previous = cudaGetDevice(&previous) == cudaSuccess;
+  cuda::DeviceRestorer restore;
   cuda::use_device(attributes.device);
   cudaStream_t stream = static_cast<cudaStream_t>(cuda_stream);
   std::vector<cudaStream_t> owned;
@@ -197,11 +196,9 @@ void upload_batch(const std::vector<BatchUpload>& uploads, void* cuda_stream) {
       cudaStreamSynchronize(stream);
       cuda::DevicePool::instance().release_streams(attributes.device, owned);
     }
-    if (have_previous) cudaSetDevice(previous);
     throw;
   }
   if (!owned.empty()) cuda::DevicePool::instance().release_streams(attributes.device, owned);
-  if (have_previous) cudaSetDevice(previous);
 }
 
 }  // namespace zarrdirect

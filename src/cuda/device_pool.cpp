@@ -191,4 +191,11 @@ void use_device(int device) {
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
 }
 
+DeviceRestorer::DeviceRestorer() { have_ = cudaGetDevice(&device_) == cudaSuccess; }
+
+DeviceRestorer::~DeviceRestorer() {
+  int now = -1;
+  if (have_ && cudaGetDevice(&now) == cudaSuccess && now != device_) cudaSetDevice(device_);
+}
+
 }  // namespace zarrdirect::cuda

@@ -71,4 +71,19 @@ class DevicePool {
 // Makes `device` current on the calling thread if it is not (reader threads start on device 0).
 void use_device(int device);
 
+// Restores the calling thread's current device when it goes out of scope: a read or write on
+// another device's memory switches to that device for its work, and the caller should not find
+// itself switched afterwards (also when the work throws).
+class DeviceRestorer {
+ public:
+  DeviceRestorer();
+  ~DeviceRestorer();
+  DeviceRestorer(const DeviceRestorer&) = delete;
+  DeviceRestorer& operator=(const DeviceRestorer&) = delete;
+
+ private:
+  int device_ = 0;
+  bool have_ = false;
+};
+
 }  // namespace zarrdirect::cuda

@@ -52,22 +52,6 @@ int destination_device(const void* data, int wanted) {
   }
 }
 
-// Restores the calling thread's current device: a read into another device's memory switches
-// to that device for its work, and the caller should not find itself switched afterwards.
-class DeviceRestorer {
- public:
-  DeviceRestorer() { have_ = cudaGetDevice(&device_) == cudaSuccess; }
-  ~DeviceRestorer() {
-    int now = -1;
-    if (have_ && cudaGetDevice(&now) == cudaSuccess && now != device_) cudaSetDevice(device_);
-  }
-  DeviceRestorer(const DeviceRestorer&) = delete;
-  DeviceRestorer& operator=(const DeviceRestorer&) = delete;
-
- private:
-  int device_ = 0;
-  bool have_ = false;
-};
 
 }  // namespace
 
@@ -81,7 +65,7 @@ void require_cuda_device() {
 
 std::shared_ptr<void> allocate_device_memory(std::size_t nbytes, int& ordinal) {
   if (!cuda_available()) no_device("cannot allocate device memory");
-  DeviceRestorer restore;
+  cuda::DeviceRestorer restore;
   if (ordinal == DeviceSpec::kCurrent) cuda::check_cuda(cudaGetDevice(&ordinal), "cudaGetDevice");
   else cuda::use_device(ordinal);
   void* data = nullptr;
@@ -91,7 +75,7 @@ std::shared_ptr<void> allocate_device_memory(std::size_t nbytes, int& ordinal) {
   // Freed on its own device, from whichever thread drops the last reference.
   const int owner = ordinal;
   return std::shared_ptr<void>(data, [owner](void* p) {
-    DeviceRestorer back;
+    cuda::DeviceRestorer back;
     if (cudaSetDevice(owner) == cudaSuccess) cudaFree(p);  // a failure leaks at worst
   });
 }
@@ -107,7 +91,7 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
     }
   }
   const int device = destination_device(layout.data, device_ordinal);
-  DeviceRestorer restore;
+  cuda::DeviceRestorer restore;
   cuda::use_device(device);
 
   const auto& metadata = array.metadata;

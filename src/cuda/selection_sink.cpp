@@ -154,17 +154,8 @@ ReadStats read_selection_to_device(const Array::Impl& array, const SelectionGeom
   if (settings.io_path == IoPath::gds)
     throw Error(ErrorKind::unsupported, "I/O path gds: selections beyond boxes are read through the staged path");
   const int device = owning_device(layout.data);
-  int previous = -1;
-  const bool restore = cudaGetDevice(&previous) == cudaSuccess;
+  cuda::DeviceRestorer restore;
   cuda::use_device(device);
-  struct Restore {
-    bool active;
-    int device;
-    ~Restore() {
-      int now = -1;
-      if (active && cudaGetDevice(&now) == cudaSuccess && now != device) cudaSetDevice(device);
-    }
-  } restorer{restore, previous};
 
   cuda::DeviceSinkOptions options;
   options.device = device;
