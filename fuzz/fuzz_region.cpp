@@ -1,12 +1,14 @@
-// parse_region on arbitrary text against an arbitrary shape: the first byte gives the rank (0-4),
-// the next 8 bytes per dimension its extent (any uint64), the rest is the text. A region that
-// parses must be inside the shape and survive resolve_region.
+// parse_region and parse_selection on arbitrary text against an arbitrary shape: the first byte
+// gives the rank (0-4), the next 8 bytes per dimension its extent (any uint64), the rest is the
+// text. A region that parses must be inside the shape and survive resolve_region; a selection
+// that parses has a shape no larger, axis by axis, than what it selects from (lists aside).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "fuzz_support.hpp"
 #include "zarrdirect/region.hpp"
+#include "zarrdirect/selection.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
@@ -25,6 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)zarrdirect::region_shape(region);
   } catch (const zarrdirect::Error& e) {
     if (e.kind() != zarrdirect::ErrorKind::invalid_argument) zarrdirect::fuzz::violated("region error of another kind");
+  }
+  try {
+    const zarrdirect::Selection selection = zarrdirect::parse_selection(text, shape);
+    (void)zarrdirect::selection_shape(selection, shape);
+  } catch (const zarrdirect::Error& e) {
+    if (e.kind() != zarrdirect::ErrorKind::invalid_argument) zarrdirect::fuzz::violated("selection error of another kind");
   }
   return 0;
 }

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
-all_targets=(fuzz_v3_metadata fuzz_v2_metadata fuzz_ome fuzz_shard_index fuzz_chunk_decode fuzz_region)
+all_targets=(fuzz_v3_metadata fuzz_v2_metadata fuzz_ome fuzz_shard_index fuzz_chunk_decode fuzz_region fuzz_http_response)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 conformance=${ZARRDIRECT_CONFORMANCE_DIR:-tests/data/conformance}
@@ -24,7 +24,7 @@ cmake --build build-fuzz -j "$jobs" --target "${targets[@]}"
 # ---- Seeds: regenerated each run, so they follow the corpus and the registered codecs ----------
 seeds=.corpus/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_v3_metadata,fuzz_v2_metadata,fuzz_ome,fuzz_shard_index,fuzz_chunk_decode,fuzz_region} .corpus/artifacts
+mkdir -p "$seeds"/{fuzz_v3_metadata,fuzz_v2_metadata,fuzz_ome,fuzz_shard_index,fuzz_chunk_decode,fuzz_region,fuzz_http_response} .corpus/artifacts
 seed() {  # seed TARGET NAME < bytes
   cat >"$seeds/$1/$2"
 }
@@ -101,10 +101,17 @@ region_seed negatives 2 "100 7" "-5:,-1"
 region_seed empty 1 "10" ""
 region_seed huge 1 "2**64-1" "-9223372036854775808:-1"
 region_seed scalar 0 "" ""
+region_seed steps 3 "20 30 40" "::2,5,::-3"
+region_seed ellipsis_step 3 "20 30 40" "...,::-1"
+# HTTP: a response's status and header lines, and URLs.
+printf 'HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\nContent-Range: bytes 0-99/1000\r\n' | seed fuzz_http_response ranged
+printf 'HTTP/2 200\r\ncontent-length: 18446744073709551615\r\ncontent-range: bytes */1000\r\n' | seed fuzz_http_response whole
+printf 'https://user:secret@example.org:8443/data/volume.zarr?x=1#f' | seed fuzz_http_response url
 
 # ---- Run ---------------------------------------------------------------------------------------
 declare -A max_len=([fuzz_v3_metadata]=16384 [fuzz_v2_metadata]=16384 [fuzz_ome]=16384
-                    [fuzz_shard_index]=65536 [fuzz_chunk_decode]=65536 [fuzz_region]=512)
+                    [fuzz_shard_index]=65536 [fuzz_chunk_decode]=65536 [fuzz_region]=512
+                    [fuzz_http_response]=4096)
 export ASAN_OPTIONS="allocator_may_return_null=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 failed=()

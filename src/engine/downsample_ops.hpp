@@ -122,7 +122,7 @@ template <> struct Wider<std::uint64_t> { using type = UInt128; };
 
 // N is the block size (4 or 8); Shift its log2.
 template <int N>
-constexpr unsigned kShift = N == 8 ? 3u : N == 4 ? 2u : N == 2 ? 1u : 0u;
+inline constexpr unsigned kShift = N == 8 ? 3u : N == 4 ? 2u : N == 2 ? 1u : 0u;
 
 template <typename T, int N>
 ZD_HD T mean_of(const T (&v)[N]) {
@@ -252,15 +252,15 @@ ZD_HD T reduce(const T (&v)[N]) {
 }
 
 template <typename T>
-constexpr bool kIsComplex = false;
+inline constexpr bool kIsComplex = false;
 template <>
-constexpr bool kIsComplex<Complex64> = true;
+inline constexpr bool kIsComplex<Complex64> = true;
 template <>
-constexpr bool kIsComplex<Complex128> = true;
+inline constexpr bool kIsComplex<Complex128> = true;
 
 // Whether method M is defined for T (complex numbers have no max).
 template <typename T, Method M>
-constexpr bool kSupported = !(M == Method::max && kIsComplex<T>);
+inline constexpr bool kSupported = !(M == Method::max && kIsComplex<T>);
 
 // Input viewed as [outer][in_z][in_y][in_x] (C order), output [outer][in_z / fz][in_y / 2][in_x / 2];
 // fz is 1 (yx) or 2 (zyx). Odd trailing planes, rows and columns are dropped (floor).
