@@ -23,30 +23,6 @@ namespace {
 
 using Pairs = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
-Device parse_device(const std::string& text) {
-  if (text == "cpu") return Device::cpu;
-  if (text == "cuda") return Device::cuda;
-  throw Error(ErrorKind::invalid_argument, fmt::format("device must be \"cpu\" or \"cuda\", not \"{}\"", text));
-}
-
-// The device a read works on, checked (an ordinal this machine lacks: invalid_argument naming
-// it and the count) before the helper thread switches to it.
-DeviceSpec checked_device(Device device, int cuda_device) {
-  const DeviceSpec spec = device == Device::cuda ? DeviceSpec(Device::cuda, cuda_device) : DeviceSpec(Device::cpu);
-  check_device(spec);
-  return spec;
-}
-
-Settings make_settings(unsigned threads) {
-  Settings settings = Settings::from_environment();
-  if (threads > 0) settings.threads = threads;
-  return settings;
-}
-
-void* stream_pointer(std::optional<std::uintptr_t> stream) {
-  return stream ? reinterpret_cast<void*>(*stream) : nullptr;
-}
-
 // Reads into new memory: a NumPy view for the host, a DeviceArray for CUDA. Returns (data, stats).
 py::tuple read(const Array& array, const Pairs& pairs, const std::optional<std::vector<std::int64_t>>& shape,
                const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,

@@ -86,7 +86,7 @@ py::dict write_from_memory(const std::string& path, const std::string& options_j
   source.shape = shape;
   source.dtype = parse_numpy_typestr(typestr).type;
   source.device = device_name == "cuda" ? Device::cuda : Device::cpu;
-  source.cuda_stream = stream ? reinterpret_cast<void*>(*stream) : nullptr;
+  source.cuda_stream = stream_pointer(stream);
   int run_device = -1;
   if (source.device == Device::cuda) {
     run_device = device_of_pointer(source.data);

@@ -20,12 +20,6 @@ namespace py = pybind11;
 namespace zarrdirect::python {
 namespace {
 
-Device device_named(const std::string& text) {
-  if (text == "cpu") return Device::cpu;
-  if (text == "cuda") return Device::cuda;
-  throw Error(ErrorKind::invalid_argument, fmt::format("device must be \"cpu\" or \"cuda\", not \"{}\"", text));
-}
-
 Selection selection_from_python(const py::list& axes) {
   Selection selection;
   for (const py::handle item : axes) {
@@ -49,19 +43,14 @@ Selection selection_from_python(const py::list& axes) {
   return selection;
 }
 
-Settings settings_with(unsigned threads) {
-  Settings settings = Settings::from_environment();
-  if (threads > 0) settings.threads = threads;
-  return settings;
-}
-
 py::tuple read_selection(const Array& array, const py::list& axes, const std::optional<std::vector<std::int64_t>>& shape,
                          const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
                          unsigned threads, const py::object& progress) {
-  const Device device = device_named(device_name);
+  const Device device = parse_device(device_name);
+  const DeviceSpec spec = checked_device(device, cuda_device);
   if (device == Device::cpu) stream.reset();
   const Selection selection = selection_from_python(axes);
-  const Settings settings = settings_with(threads);
+  const Settings settings = make_settings(threads);
   int run_device = -1;
   if (device == Device::cuda) run_device = cuda_device >= 0 ? cuda_device : current_device();
   NDArray result;
@@ -72,8 +61,8 @@ py::tuple read_selection(const Array& array, const py::list& axes, const std::op
         auto extents = selection_shape(selection, array.metadata().shape);
         std::uint64_t count = 1;
         for (auto extent : extents) count *= extent;
-        Buffer buffer = Buffer::allocate(device, static_cast<std::size_t>(count * array.metadata().dtype.size));
-        Destination destination{buffer.data(), {}, device, stream ? reinterpret_cast<void*>(*stream) : nullptr};
+        Buffer buffer = Buffer::allocate(spec, static_cast<std::size_t>(count * array.metadata().dtype.size));
+        Destination destination{buffer.data(), {}, device, stream_pointer(stream), buffer.device_ordinal()};
         ReadStats stats = array.read_selection_into(selection, destination, with_progress);
         result = NDArray(std::move(buffer), std::move(extents), array.metadata().dtype, std::move(stats));
       },
@@ -91,7 +80,7 @@ py::dict read_selection_into(const Array& array, const py::list& axes, std::uint
                              const std::vector<std::int64_t>& byte_strides, const std::string& device_name,
                              int cuda_device, std::optional<std::uintptr_t> stream, unsigned threads,
                              const py::object& progress) {
-  const Device device = device_named(device_name);
+  const Device device = parse_device(device_name);
   if (device == Device::cpu) stream.reset();
   auto* pointer = reinterpret_cast<void*>(data);
   const Selection selection = selection_from_python(axes);
@@ -103,13 +92,13 @@ py::dict read_selection_into(const Array& array, const py::list& axes, std::uint
     run_device = device_of_pointer(pointer);
     if (run_device < 0) run_device = cuda_device >= 0 ? cuda_device : current_device();
   }
-  const Settings settings = settings_with(threads);
+  const Settings settings = make_settings(threads);
   ReadStats stats;
   run_interruptible(
       [&](const ProgressCallback& callback) {
         Settings with_progress = settings;
         with_progress.progress = callback;
-        Destination destination{pointer, result_strides, device, stream ? reinterpret_cast<void*>(*stream) : nullptr};
+        Destination destination{pointer, result_strides, device, stream_pointer(stream)};
         stats = array.read_selection_into(selection, destination, with_progress);
       },
       progress, run_device);

@@ -142,7 +142,7 @@ py::dict write(const Array& array, const std::vector<std::pair<std::uint64_t, st
         source.data = pointer;
         source.byte_strides = byte_strides;
         source.device = device;
-        source.cuda_stream = stream ? reinterpret_cast<void*>(*stream) : nullptr;
+        source.cuda_stream = stream_pointer(stream);
         stats = array.write(region, source, options, with_progress);
       },
       progress, run_device);

@@ -152,4 +152,26 @@ py::array host_view(NDArray array, const std::vector<std::int64_t>& shape) {
   return py::array(py::dtype(owner->dtype().numpy_typestr()), extents, strides, owner->data(), base);
 }
 
+Device parse_device(const std::string& text) {
+  if (text == "cpu") return Device::cpu;
+  if (text == "cuda") return Device::cuda;
+  throw Error(ErrorKind::invalid_argument, fmt::format("device must be \"cpu\" or \"cuda\", not \"{}\"", text));
+}
+
+DeviceSpec checked_device(Device device, int cuda_device) {
+  const DeviceSpec spec = device == Device::cuda ? DeviceSpec(Device::cuda, cuda_device) : DeviceSpec(Device::cpu);
+  check_device(spec);
+  return spec;
+}
+
+Settings make_settings(unsigned threads) {
+  Settings settings = Settings::from_environment();
+  if (threads > 0) settings.threads = threads;
+  return settings;
+}
+
+void* stream_pointer(std::optional<std::uintptr_t> stream) {
+  return stream ? reinterpret_cast<void*>(*stream) : nullptr;
+}
+
 }  // namespace zarrdirect::python

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,5 +32,15 @@ std::vector<std::int64_t> result_shape(const NDArray& array, const std::optional
 // A NumPy array viewing a host result's memory, no copy: its base is a capsule owning a copy of
 // the NDArray (which shares the buffer), so the memory lives while any view of it does.
 pybind11::array host_view(NDArray array, const std::vector<std::int64_t>& shape);
+
+// The `device` argument the Python layer passes ("cpu" or "cuda"); Error(invalid_argument) else.
+Device parse_device(const std::string& text);
+// The device a call works on, checked (an ordinal this machine lacks: invalid_argument naming
+// it and the count) before a helper thread switches to it. `cuda_device` -1: the current one.
+DeviceSpec checked_device(Device device, int cuda_device);
+// Settings from the environment with `threads` (0: the default) applied.
+Settings make_settings(unsigned threads);
+// A cudaStream_t handed over from Python as an integer (absent: null, the library's streams).
+void* stream_pointer(std::optional<std::uintptr_t> stream);
 
 }  // namespace zarrdirect::python
