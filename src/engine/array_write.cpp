@@ -37,6 +37,7 @@ void clear_or_refuse(const FileStore& store, const std::filesystem::path& path, 
 }  // namespace
 
 Array Array::create(const std::filesystem::path& path, const nlohmann::json& document, bool overwrite, bool durable) {
+  require_writable_location(path);  // before any folder is made: "http://h/a" is no local path
   if (!document.is_object())
     throw Error(ErrorKind::invalid_metadata, fmt::format("{}: array metadata must be a JSON object", path.string()));
   auto format = document.find("zarr_format");
@@ -75,6 +76,7 @@ Array Array::create(const std::filesystem::path& path, const nlohmann::json& doc
 }
 
 Group Group::create(const std::filesystem::path& path, int zarr_format, const nlohmann::json& attributes, bool overwrite) {
+  require_writable_location(path);
   if (zarr_format != 2 && zarr_format != 3)
     throw Error(ErrorKind::invalid_argument, fmt::format("{}: zarr_format must be 2 or 3, not {}", path.string(), zarr_format));
   if (!attributes.is_object())

@@ -266,6 +266,28 @@ TEST(Write, BadMetadataWritesNothing) {
   EXPECT_FALSE(fs::exists(dir / "c"));
 }
 
+// A URL is refused before anything is made: "http://h/a" must not become the local folders
+// "http:/h/a" in the working directory.
+TEST(Write, CreatingAtAUrlMakesNoLocalFolder) {
+  test::TempDir dir;
+  const fs::path previous = fs::current_path();
+  fs::current_path(dir.path());
+  auto expect_refused = [](auto&& create) {
+    try {
+      create();
+      ADD_FAILURE() << "a URL was accepted as a place to create";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::unsupported) << e.what();
+    }
+  };
+  expect_refused([] { Array::create("http://127.0.0.1:9/new", v3_array("uint16", json::array({bytes_le()}))); });
+  expect_refused([] { Group::create("https://127.0.0.1:9/group", 3, json::object()); });
+  const bool made_http = fs::exists("http:"), made_https = fs::exists("https:");
+  fs::current_path(previous);
+  EXPECT_FALSE(made_http);
+  EXPECT_FALSE(made_https);
+}
+
 TEST(Write, ExistingNodesNeedOverwrite) {
   test::TempDir dir;
   auto doc = v3_array("uint16", json::array({bytes_le()}));
