@@ -49,7 +49,8 @@ struct MultiscaleWriteOptions {
   bool overwrite = false;                    // replace what is at the path
   // Array sources are read in slabs along the slowest halved axis, each at most this many bytes
   // (rounded down to a whole number of level-0 chunks and of 2^(levels-1) rows, at least one of
-  // those); 0: 512 MiB.
+  // those); 0: 512 MiB. With more than one slab, two are held: the next is read while the
+  // previous one is downsampled and written.
   std::size_t slab_bytes = 0;
   WriteSettings write;
 };

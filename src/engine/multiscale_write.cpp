@@ -1,6 +1,7 @@
 // write_multiscale (zarrdirect/multiscale_write.hpp): plans the pyramid, creates the group and
 // its arrays, runs the data through PyramidPipeline, then writes the multiscales metadata.
 #include <algorithm>
+#include <future>
 #include <numeric>
 #include <thread>
 
@@ -117,20 +118,37 @@ MultiscaleWriteStats write_multiscale(const std::filesystem::path& path, const A
 
   PyramidPipeline pipeline(pipeline_config(started, metadata.dtype, device, options, settings, nullptr, rows,
                                            slabs * started.plan.levels.size()));
-  Buffer slab = Buffer::allocate(device, rows * row_bytes);
-  pipeline.count_buffer(rows * row_bytes);
+  // Two slabs when there are several: slab s+1 is read (its own reader threads: I/O and decoding)
+  // while slab s is downsampled and written (the writer's threads: encoding and I/O), so the
+  // pyramid costs about max(read, write) per slab rather than their sum.
+  std::vector<Buffer> slab_buffers;
+  for (int b = 0; b < (slabs > 1 ? 2 : 1); ++b) {
+    slab_buffers.push_back(Buffer::allocate(device, rows * row_bytes));
+    pipeline.count_buffer(rows * row_bytes);
+  }
   Settings read_settings = settings;
   read_settings.progress = nullptr;
-  for (std::uint64_t s = 0; s < slabs; ++s) {
+  auto read_slab = [&](std::uint64_t s) {
     const std::uint64_t first = s * rows;
     const std::uint64_t count = std::min(rows, shape[axis] - first);
     Region region(shape.size());
     for (std::size_t d = 0; d < shape.size(); ++d) region[d] = d == axis ? Range{first, first + count} : Range{0, shape[d]};
     Destination destination;
-    destination.data = slab.data();
+    destination.data = slab_buffers[s % slab_buffers.size()].data();
     destination.device = device;
     source.read_into(region, destination, read_settings);
-    pipeline.push(slab.data(), count, s + 1 == slabs);
+    return count;
+  };
+  // Declared after the buffers: if a push throws, the pending read is waited for (std::future's
+  // destructor) before the buffer it reads into goes away.
+  std::future<std::uint64_t> next;
+  std::uint64_t count = read_slab(0);
+  for (std::uint64_t s = 0; s < slabs; ++s) {
+    // The buffer read next was last pushed two slabs ago: that push returned only after its
+    // writes (which wait for the downsampling that read the buffer) were done.
+    if (s + 1 < slabs) next = std::async(std::launch::async, read_slab, s + 1);
+    pipeline.push(slab_buffers[s % slab_buffers.size()].data(), count, s + 1 == slabs);
+    if (s + 1 < slabs) count = next.get();
   }
   return finish(started, pipeline, options, static_cast<std::size_t>(slabs), rows);
 }
