@@ -30,6 +30,7 @@
 #include "engine/worker_pool.hpp"
 #include "store/byte_ranges.hpp"
 #include "util/checked_math.hpp"
+#include "util/default_init_allocator.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -525,7 +526,8 @@ class ReadJob {
   unsigned workers_ = 1;
 
   std::vector<codec::Scratch> scratch_;
-  std::vector<codec::ByteBuffer> file_buffers_;
+  // Stored bytes of a chunk or a run of inner chunks: overwritten by each read, never zeroed.
+  std::vector<UninitializedBytes> file_buffers_;
   std::vector<std::string> slice_keys_;
   std::vector<std::uint64_t> slice_sizes_;  // each slice's shard size, as planning found it
   std::atomic<bool> failed_{false};
