@@ -41,6 +41,7 @@
 #include "zarrdirect/region.hpp"
 #include "zarrdirect/selection.hpp"
 #include "zarrdirect/settings.hpp"
+#include "zarrdirect/store_options.hpp"
 
 namespace zarrdirect {
 
@@ -200,11 +201,12 @@ class ReadHandle {
 
 class Array {
  public:
-  // Opens the array in folder `path` (v2 or v3, detected from its metadata file).
-  static Array open(const std::filesystem::path& path);
-  // Opens the array in folder `path` with metadata already parsed (from a group's consolidated
+  // Opens the array in folder `path` (v2 or v3, detected from its metadata file), or at an
+  // http(s) URL reached with `options` (headers, token: see StoreOptions).
+  static Array open(const std::filesystem::path& path, const StoreOptions& options = {});
+  // Opens the array at `path` with metadata already parsed (from a group's consolidated
   // metadata, say): no metadata file is read.
-  static Array open(const std::filesystem::path& path, ArrayMetadata metadata);
+  static Array open(const std::filesystem::path& path, ArrayMetadata metadata, const StoreOptions& options = {});
 
   // Creates an array in folder `path` (made if missing) from a metadata document: a v3 zarr.json
   // ("zarr_format": 3, "node_type": "array") or a v2 .zarray ("zarr_format": 2; an "attributes"

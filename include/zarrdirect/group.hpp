@@ -56,12 +56,14 @@ bool is_group(NodeKind kind);               // a group, multiscale images includ
 // Errors: Error(io) when `path` is not a readable folder; Error(invalid_metadata) when zarr.json
 // (or the .zattrs of a v2 group) is not a JSON object or zarr.json's "node_type" is neither "array"
 // nor "group"; the store's errors for files it refuses. Thread-safe.
-NodeKind node_kind(const std::filesystem::path& path);
+NodeKind node_kind(const std::filesystem::path& path, const StoreOptions& options = {});
 
 // A group folder: its attributes and members.
 class Group {
  public:
-  static Group open(const std::filesystem::path& path);
+  // Opens the group at `path` (a folder or an http(s) URL reached with `options`, which the
+  // group keeps for the arrays and groups opened through it).
+  static Group open(const std::filesystem::path& path, const StoreOptions& options = {});
   // Creates a group in folder `path` (made if missing): v3 zarr.json with node_type "group", or
   // v2 .zgroup (+ .zattrs when `attributes` is not empty). A folder already holding an array or
   // group is Error(invalid_argument) and left untouched unless `overwrite`, which first removes
@@ -69,6 +71,7 @@ class Group {
   static Group create(const std::filesystem::path& path, int zarr_format = 3,
                       const nlohmann::json& attributes = nlohmann::json::object(), bool overwrite = false);
   const std::filesystem::path& path() const { return path_; }
+  const StoreOptions& store_options() const { return options_; }
   int zarr_format() const { return zarr_format_; }
   const nlohmann::json& attributes() const { return attributes_; }
   // Changes and saves the group's attributes, as Array::update_attributes does (v3 zarr.json
@@ -99,6 +102,7 @@ class Group {
 
  private:
   std::filesystem::path path_;
+  StoreOptions options_;
   int zarr_format_ = 3;
   nlohmann::json attributes_ = nlohmann::json::object();
   std::shared_ptr<const Consolidated> consolidated_;
@@ -127,7 +131,7 @@ class Multiscale {
   // Error(invalid_metadata); so are malformed coordinateTransformations (not a list of objects,
   // a vector that is not numbers or has the wrong length), named by field. A transformation type
   // other than scale, translation or identity is Error(unsupported).
-  static Multiscale open(const std::filesystem::path& path);
+  static Multiscale open(const std::filesystem::path& path, const StoreOptions& options = {});
   const Group& group() const { return group_; }
   const std::string& version() const { return version_; }
   const std::string& name() const { return name_; }

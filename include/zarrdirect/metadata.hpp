@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zarrdirect/dtype.hpp"
+#include "zarrdirect/store_options.hpp"
 
 namespace zarrdirect {
 
@@ -60,7 +61,7 @@ ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann:
                                       const std::string& where);
 
 // Reads and parses the metadata of the array folder `path`, detecting the format from zarr.json
-// (v3) or .zarray (v2) as the original kvikio module did.
-ArrayMetadata read_array_metadata(const std::filesystem::path& path);
+// (v3) or .zarray (v2) as the original kvikio module did; a URL is reached with `options`.
+ArrayMetadata read_array_metadata(const std::filesystem::path& path, const StoreOptions& options = {});
 
 }  // namespace zarrdirect

@@ -176,7 +176,9 @@ def test_slabs_keep_memory_bounded_under_an_address_space_cap(tmp_path) -> None:
     bounded = run(16 << 20, "bounded.zarr")
     assert bounded.returncode == 0, bounded.stderr[-2000:]
     peak = int(bounded.stdout.split()[1])
-    assert peak <= 2 * (16 << 20), bounded.stdout
+    # Two slab buffers (the next slab is read while this one is downsampled) plus the levels below it
+    # (1/8 + 1/64 of a slab for zyx): more than one slab, far less than the array.
+    assert 2 * (16 << 20) < peak <= 3 * (16 << 20), bounded.stdout
     level2 = zarrdirect.open(tmp_path / "bounded.zarr" / "2")[...]
     assert level2.shape == (80, 128, 128)
     np.testing.assert_array_equal(level2[:, 0, 0], (np.arange(80) * 4 // 32 * 32).astype(np.uint16))

@@ -11,6 +11,7 @@
 #include "engine/host_sink.hpp"
 #include "engine/reader.hpp"
 #include "engine/read_many.hpp"
+#include "metadata/metadata_file.hpp"
 
 namespace zarrdirect {
 
@@ -40,10 +41,11 @@ Buffer Buffer::allocate(const DeviceSpec& device, std::size_t nbytes) {
   return buffer;
 }
 
-std::shared_ptr<const Array::Impl> Array::Impl::create(const std::filesystem::path& path, ArrayMetadata metadata) {
+std::shared_ptr<const Array::Impl> Array::Impl::create(const std::filesystem::path& path, std::unique_ptr<Store> store,
+                                                       ArrayMetadata metadata) {
   auto impl = std::make_shared<Impl>();
   impl->path = path;
-  impl->store = open_store(path);
+  impl->store = std::move(store);
   codec::ArraySpec chunk_spec{metadata.chunk_shape, metadata.dtype, metadata.fill_value};
   std::string where = (path / (metadata.zarr_format == 3 ? "zarr.json" : ".zarray")).string();
   impl->chain = codec::CodecChain::create(metadata.codecs, chunk_spec, where);
@@ -58,10 +60,16 @@ const FileStore& Array::Impl::file_store() const {
   throw Error(ErrorKind::unsupported, fmt::format("{}: cannot write to this store", store->location()));
 }
 
-Array Array::open(const std::filesystem::path& path) { return Array(Impl::create(path, read_array_metadata(path))); }
+Array Array::open(const std::filesystem::path& path, const StoreOptions& options) {
+  // One store for the metadata and the chunks: over HTTP, one set of connections and one check
+  // of the options.
+  auto store = open_store(path, options);
+  ArrayMetadata metadata = read_array_metadata(*store, path);
+  return Array(Impl::create(path, std::move(store), std::move(metadata)));
+}
 
-Array Array::open(const std::filesystem::path& path, ArrayMetadata metadata) {
-  return Array(Impl::create(path, std::move(metadata)));
+Array Array::open(const std::filesystem::path& path, ArrayMetadata metadata, const StoreOptions& options) {
+  return Array(Impl::create(path, open_store(path, options), std::move(metadata)));
 }
 
 const ArrayMetadata& Array::metadata() const { return impl_->metadata; }

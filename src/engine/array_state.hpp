@@ -25,7 +25,12 @@ struct Array::Impl {
   // The store as a local folder, for writes; Error(unsupported) naming the URL for a remote one.
   const FileStore& file_store() const;
 
-  static std::shared_ptr<const Impl> create(const std::filesystem::path& path, ArrayMetadata metadata);
+  static std::shared_ptr<const Impl> create(const std::filesystem::path& path, std::unique_ptr<Store> store,
+                                            ArrayMetadata metadata);
+  // The same with the store of a local folder (writes: never a URL).
+  static std::shared_ptr<const Impl> create(const std::filesystem::path& path, ArrayMetadata metadata) {
+    return create(path, open_store(path), std::move(metadata));
+  }
 };
 
 }  // namespace zarrdirect

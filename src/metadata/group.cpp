@@ -119,11 +119,12 @@ std::optional<NodeType> node_type_on_disk(const Store& store, const std::string&
 
 std::string_view to_string(NodeType type) { return type == NodeType::array ? "array" : "group"; }
 
-Group Group::open(const std::filesystem::path& path) {
-  auto store_handle = open_store(path);
+Group Group::open(const std::filesystem::path& path, const StoreOptions& options) {
+  auto store_handle = open_store(path, options);
   const Store& store = *store_handle;
   Group group;
   group.path_ = path;
+  group.options_ = options;
   if (auto doc = read_json(store, "zarr.json")) {
     std::string where = (path / "zarr.json").string();
     auto type = text_or(*doc, "node_type");
@@ -162,7 +163,7 @@ std::vector<GroupMember> Group::member_nodes() const {
     }
     return members;
   }
-  auto store = open_store(path_);
+  auto store = open_store(path_, options_);
   for (const auto& name : store->list("")) {
     if (name.starts_with(".") || name == "zarr.json") continue;
     if (auto type = node_type_on_disk(*store, name)) members.push_back({name, *type});
@@ -176,14 +177,14 @@ std::optional<NodeType> Group::node_type(const std::string& relative) const {
     auto it = consolidated_->nodes.find(prefix_ + relative);
     if (it != consolidated_->nodes.end()) return *it->second.type;
   }
-  return node_type_on_disk(*open_store(path_), relative);
+  return node_type_on_disk(*open_store(path_, options_), relative);
 }
 
 Array Group::open_array(const std::string& relative) const {
   // Through array_metadata(): consolidated metadata spares one metadata read per member.
   ArrayMetadata metadata = array_metadata(relative);
-  open_store(path_)->require_beneath(relative);
-  return Array::open(path_ / relative, std::move(metadata));
+  open_store(path_, options_)->require_beneath(relative);
+  return Array::open(path_ / relative, std::move(metadata), options_);
 }
 
 Group Group::open_group(const std::string& relative) const {
@@ -194,6 +195,7 @@ Group Group::open_group(const std::string& relative) const {
     if (it != consolidated_->nodes.end() && it->second.type == NodeType::group) {
       Group group;
       group.path_ = path_ / relative;
+      group.options_ = options_;
       group.zarr_format_ = zarr_format_;
       group.attributes_ = it->second.attributes;
       group.consolidated_ = consolidated_;
@@ -201,8 +203,8 @@ Group Group::open_group(const std::string& relative) const {
       return group;
     }
   }
-  open_store(path_)->require_beneath(relative);
-  return Group::open(path_ / relative);
+  open_store(path_, options_)->require_beneath(relative);
+  return Group::open(path_ / relative, options_);
 }
 
 ArrayMetadata Group::array_metadata(const std::string& relative) const {
@@ -221,13 +223,13 @@ ArrayMetadata Group::array_metadata(const std::string& relative) const {
       return parse_v2_array_metadata(node.doc, node.attributes, where);
     }
   }
-  open_store(path_)->require_beneath(relative);
-  return read_array_metadata(path_ / relative);
+  open_store(path_, options_)->require_beneath(relative);
+  return read_array_metadata(path_ / relative, options_);
 }
 
-Multiscale Multiscale::open(const std::filesystem::path& path) {
+Multiscale Multiscale::open(const std::filesystem::path& path, const StoreOptions& options) {
   Multiscale image;
-  image.group_ = Group::open(path);
+  image.group_ = Group::open(path, options);
   std::string where = (path / (image.group_.zarr_format() == 3 ? "zarr.json" : ".zattrs")).string();
   const nlohmann::json& attrs = image.group_.attributes();
   // 0.5: attributes.ome.multiscales; 0.4 and earlier: multiscales at the top.
@@ -292,8 +294,8 @@ std::filesystem::path Multiscale::level_path(std::size_t level) const { return g
 
 Array Multiscale::open_level(std::size_t level) const {
   ArrayMetadata metadata = level_metadata(level);
-  open_store(group_.path())->require_beneath(level_at(level).path);
-  return Array::open(level_path(level), std::move(metadata));
+  open_store(group_.path(), group_.store_options())->require_beneath(level_at(level).path);
+  return Array::open(level_path(level), std::move(metadata), group_.store_options());
 }
 
 ArrayMetadata Multiscale::level_metadata(std::size_t level) const { return group_.array_metadata(level_at(level).path); }

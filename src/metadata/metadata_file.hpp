@@ -13,6 +13,7 @@
 
 #include "metadata/json_document.hpp"
 #include "store/file_store.hpp"
+#include "zarrdirect/metadata.hpp"
 
 namespace zarrdirect {
 
@@ -23,5 +24,8 @@ NonFiniteTokens non_finite_tokens_for(const std::string& key);
 // The parsed document at `key`, nullopt when there is no such file. Errors as FileStore::read and
 // parse_json_document; they name the file. Thread-safe.
 std::optional<nlohmann::json> read_metadata_document(const Store& store, const std::string& key);
+
+// read_array_metadata (zarrdirect/metadata.hpp) from a store already open at `path`.
+ArrayMetadata read_array_metadata(const Store& store, const std::filesystem::path& path);
 
 }  // namespace zarrdirect

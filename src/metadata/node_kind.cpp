@@ -42,8 +42,8 @@ bool is_group(NodeKind kind) {
          kind == NodeKind::multiscale_v3;
 }
 
-NodeKind node_kind(const std::filesystem::path& path) {
-  auto store_handle = open_store(path);
+NodeKind node_kind(const std::filesystem::path& path, const StoreOptions& options) {
+  auto store_handle = open_store(path, options);
   const Store& store = *store_handle;
   if (auto doc = read_metadata_document(store, "zarr.json")) {
     const std::string where = (path / "zarr.json").string();

@@ -8,9 +8,11 @@
 
 namespace zarrdirect {
 
-ArrayMetadata read_array_metadata(const std::filesystem::path& path) {
-  auto store_handle = open_store(path);
-  const Store& store = *store_handle;
+ArrayMetadata read_array_metadata(const std::filesystem::path& path, const StoreOptions& options) {
+  return read_array_metadata(*open_store(path, options), path);
+}
+
+ArrayMetadata read_array_metadata(const Store& store, const std::filesystem::path& path) {
   if (auto doc = read_metadata_document(store, "zarr.json"))
     return parse_v3_array_metadata(*doc, (path / "zarr.json").string());
   if (auto doc = read_metadata_document(store, ".zarray")) {

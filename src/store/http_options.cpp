@@ -1,5 +1,6 @@
 #include "store/http_options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 
@@ -25,6 +26,20 @@ void read_unsigned(const char* variable, unsigned& target, unsigned low, unsigne
 bool is_token_char(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
          std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+void check_token(std::string_view token, std::string_view source) {
+  for (char c : token)
+    if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("{} holds a space or control character (its text is not shown)", source));
+}
+
+// The name of a "Name: value" line, lower-cased (header names are case-insensitive).
+std::string header_name(std::string_view line) {
+  std::string name(line.substr(0, line.find(':')));
+  for (char& c : name) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return name;
 }
 
 }  // namespace
@@ -61,14 +76,54 @@ HttpOptions HttpOptions::from_environment() {
   read_unsigned("ZARRDIRECT_HTTP_LOW_SPEED_TIME_S", options.low_speed_time_s, 1, 3600);
   read_unsigned("ZARRDIRECT_HTTP_MAX_REDIRECTS", options.max_redirects, 0, 100);
   if (const char* token = std::getenv("ZARRDIRECT_HTTP_BEARER_TOKEN"); token && *token) {
-    for (const char* c = token; *c; ++c)
-      if (static_cast<unsigned char>(*c) < 0x21 || *c == 0x7f)
-        throw Error(ErrorKind::invalid_argument,
-                    "ZARRDIRECT_HTTP_BEARER_TOKEN holds a space or control character (its text is not shown)");
+    check_token(token, "ZARRDIRECT_HTTP_BEARER_TOKEN");
     options.bearer_token = token;
   }
   if (const char* text = std::getenv("ZARRDIRECT_HTTP_HEADERS"); text && *text)
     options.headers = parse_header_lines(text, "ZARRDIRECT_HTTP_HEADERS");
+  return options;
+}
+
+HttpOptions HttpOptions::resolve(const StoreOptions& explicit_options) {
+  HttpOptions options = from_environment();
+  if (explicit_options.http_concurrency != 0) {
+    if (explicit_options.http_concurrency > 1024)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("StoreOptions::http_concurrency must be from 1 to 1024, not {}",
+                              explicit_options.http_concurrency));
+    options.concurrency = explicit_options.http_concurrency;
+  }
+  if (explicit_options.http_retries >= 0) {
+    if (explicit_options.http_retries > 100)
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("StoreOptions::http_retries must be from 0 to 100, not {}", explicit_options.http_retries));
+    options.retries = static_cast<unsigned>(explicit_options.http_retries);
+  }
+  if (!explicit_options.http_bearer_token.empty()) {
+    check_token(explicit_options.http_bearer_token, "StoreOptions::http_bearer_token");
+    options.bearer_token = explicit_options.http_bearer_token;
+  }
+  if (!explicit_options.http_headers.empty()) {
+    std::vector<std::string> given;
+    for (std::size_t i = 0; i < explicit_options.http_headers.size(); ++i) {
+      const std::string& line = explicit_options.http_headers[i];
+      // One header per entry: a newline inside would smuggle a second one in.
+      auto parsed = line.find_first_of("\r\n") == std::string::npos
+                        ? parse_header_lines(line, fmt::format("StoreOptions::http_headers[{}]", i))
+                        : std::vector<std::string>{};
+      if (parsed.size() != 1)
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("StoreOptions::http_headers[{}] is not one \"Name: value\" header (its text is not "
+                                "shown: it may hold a secret)",
+                                i));
+      given.push_back(std::move(parsed.front()));
+    }
+    std::erase_if(options.headers, [&](const std::string& line) {
+      return std::any_of(given.begin(), given.end(),
+                         [&](const std::string& mine) { return header_name(mine) == header_name(line); });
+    });
+    options.headers.insert(options.headers.end(), given.begin(), given.end());
+  }
   return options;
 }
 

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "zarrdirect/store_options.hpp"
+
 namespace zarrdirect {
 
 struct HttpOptions {
@@ -19,6 +21,9 @@ struct HttpOptions {
   std::vector<std::string> headers;    // ZARRDIRECT_HTTP_HEADERS: "Name: value" lines, sent, never logged
 
   static HttpOptions from_environment();
+  // The environment's options with those `explicit_options` sets in their place (checked as the
+  // variables are; errors name the StoreOptions field, never a header's or token's text).
+  static HttpOptions resolve(const StoreOptions& explicit_options);
 };
 
 // Extra headers from text of "Name: value" lines (newline-separated; empty lines skipped).

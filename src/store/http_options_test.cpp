@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "zarrdirect/error.hpp"
 
@@ -72,6 +73,52 @@ TEST(HttpOptions, BadNumbersAndTokensAreRefusedWithoutShowingThem) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()).find("sec ret"), std::string::npos) << e.what();
   }
+}
+
+TEST(HttpOptions, ExplicitOptionsTakeThePlaceOfTheEnvironment) {
+  ScopedEnv concurrency("ZARRDIRECT_HTTP_CONCURRENCY", "7");
+  ScopedEnv token("ZARRDIRECT_HTTP_BEARER_TOKEN", "from-env");
+  ScopedEnv headers("ZARRDIRECT_HTTP_HEADERS", "X-Kept: 1\nx-replaced: old");
+  StoreOptions given;
+  given.http_headers = {"X-Replaced: new", "X-Added: 2"};
+  given.http_bearer_token = "given";
+  given.http_retries = 0;
+  auto options = HttpOptions::resolve(given);
+  EXPECT_EQ(options.concurrency, 7u);  // not given: the environment's
+  EXPECT_EQ(options.retries, 0u);
+  EXPECT_EQ(options.bearer_token, "given");
+  // Header names compare without case: the environment's x-replaced gives way to X-Replaced.
+  EXPECT_EQ(options.headers, (std::vector<std::string>{"X-Kept: 1", "X-Replaced: new", "X-Added: 2"}));
+  EXPECT_EQ(HttpOptions::resolve(StoreOptions{}).bearer_token, "from-env");
+}
+
+TEST(HttpOptions, BadExplicitOptionsAreRefusedNamingTheFieldNotTheText) {
+  auto refused = [](const StoreOptions& given, const std::string& field) {
+    try {
+      HttpOptions::resolve(given);
+      ADD_FAILURE() << "accepted " << field;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("zq9"), std::string::npos) << e.what();
+    }
+  };
+  StoreOptions given;
+  given.http_headers = {"X-Fine: 1", "no colon zq9"};
+  refused(given, "http_headers[1]");
+  given.http_headers = {"X-A: 1\r\nX-Smuggled: zq9"};  // two headers in one entry
+  refused(given, "http_headers[0]");
+  given.http_headers = {""};
+  refused(given, "http_headers[0]");
+  given = {};
+  given.http_bearer_token = "has space zq9";
+  refused(given, "http_bearer_token");
+  given = {};
+  given.http_concurrency = 5000;
+  refused(given, "http_concurrency");
+  given = {};
+  given.http_retries = 101;
+  refused(given, "http_retries");
 }
 
 }  // namespace

@@ -22,12 +22,12 @@ std::optional<std::uint64_t> Store::read_into(std::string_view key, const Destin
 
 bool is_url(std::string_view location) { return url_scheme(location).has_value(); }
 
-std::unique_ptr<Store> open_store(const std::filesystem::path& location) {
+std::unique_ptr<Store> open_store(const std::filesystem::path& location, const StoreOptions& options) {
   const std::string& text = location.native();
   if (auto scheme = url_scheme(text)) {
     if (*scheme == "http" || *scheme == "https") {
 #if ZARRDIRECT_WITH_HTTP
-      return std::make_unique<HttpStore>(text, HttpOptions::from_environment());
+      return std::make_unique<HttpStore>(text, HttpOptions::resolve(options));
 #else
       throw Error(ErrorKind::unsupported, fmt::format("{}: this zarrdirect was built without HTTP support (libcurl)",
                                                       printable(url_for_messages(text))));
@@ -35,6 +35,7 @@ std::unique_ptr<Store> open_store(const std::filesystem::path& location) {
     }
     normalize_base_url(text);  // throws Error(unsupported) naming the scheme
   }
+  (void)options;  // a folder is reached the same way whatever they say
   return std::make_unique<FileStore>(location);
 }
 

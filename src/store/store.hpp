@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "zarrdirect/store_options.hpp"
+
 namespace zarrdirect {
 
 class StoreFile;
@@ -74,9 +76,10 @@ class Store {
 // True when `location` starts with a URL scheme ("http://", "s3://", ...).
 bool is_url(std::string_view location);
 
-// The store for a folder or an http(s) URL. Throws Error(unsupported) naming the scheme for any
-// other URL (s3://, gs://, ...), Error(io) when a folder cannot be opened.
-std::unique_ptr<Store> open_store(const std::filesystem::path& location);
+// The store for a folder or an http(s) URL, reached with `options` (HTTP headers, token, ...).
+// Throws Error(unsupported) naming the scheme for any other URL (s3://, gs://, ...), Error(io)
+// when a folder cannot be opened, Error(invalid_argument) for options that do not parse.
+std::unique_ptr<Store> open_store(const std::filesystem::path& location, const StoreOptions& options = {});
 
 // Throws Error(unsupported) when `location` is a URL: zarrdirect writes to local folders only.
 void require_writable_location(const std::filesystem::path& location);
