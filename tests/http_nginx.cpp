@@ -72,6 +72,11 @@ http {{
     listen 127.0.0.1:{port};
     root {root};
     location / {{ }}
+    # The same files behind a required header: how the tests see StoreOptions and --header sent.
+    location /private/ {{
+      if ($http_x_zarrdirect_key != "k1") {{ return 403; }}
+      alias {root}/;
+    }}
   }}
 }}
 )",

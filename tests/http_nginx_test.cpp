@@ -88,6 +88,36 @@ TEST_F(HttpNginx, TheCliReadsUrls) {
   EXPECT_NE(s3.output.find("\"s3\""), std::string::npos) << s3.output;
 }
 
+TEST_F(HttpNginx, HeadersFromStoreOptionsAreSent) {
+  const auto cases = test::conformance_cases();
+  const auto& c = cases.front();
+  const std::string url = server_->url() + "/private/" + fs::relative(c.array, test::conformance_dir()).generic_string();
+  try {
+    Array::open(url);
+    FAIL() << "opened without the header";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("403"), std::string::npos) << e.what();
+  }
+  StoreOptions options;
+  options.http_headers = {"X-Zarrdirect-Key: k1"};
+  EXPECT_TRUE(same_bytes(Array::open(url, options).read(), Array::open(c.array).read()));
+}
+
+TEST_F(HttpNginx, TheCliSendsHeaderFlags) {
+  const auto cases = test::conformance_cases();
+  const auto& c = cases.front();
+  const std::string url = server_->url() + "/private/" + fs::relative(c.array, test::conformance_dir()).generic_string();
+  auto refused = test::run_command(fmt::format("'{}' info '{}'", test::cli_path(), url));
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  auto before = test::run_command(fmt::format("'{}' --header 'X-Zarrdirect-Key: k1' info '{}'", test::cli_path(), url));
+  EXPECT_EQ(before.exit_code, 0) << before.output;
+  auto after = test::run_command(fmt::format("'{}' info '{}' --header 'X-Zarrdirect-Key: k1'", test::cli_path(), url));
+  EXPECT_EQ(after.exit_code, 0) << after.output;
+  auto malformed = test::run_command(fmt::format("'{}' info '{}' --header 'no-colon-k1secret'", test::cli_path(), url));
+  EXPECT_NE(malformed.exit_code, 0);
+  EXPECT_EQ(malformed.output.find("k1secret"), std::string::npos) << malformed.output;
+}
+
 TEST(HttpNginxSharded, ARegionAsksForTheIndexAndTheInnerChunksItNeeds) {
   if (!test::NginxServer::find()) GTEST_SKIP() << "nginx not found (Debian nginx-light)";
   // One sharded case of the corpus: the region of its first inner chunk only.

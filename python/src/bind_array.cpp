@@ -98,8 +98,10 @@ void bind_array(py::module_& module) {
   py::class_<Array>(module, "Array", "An open Zarr array (the engine side of zarrdirect.Array).")
       .def_static(
           "open",
-          [](const std::string& path) { return open_abandoning_on_interrupt<Array>([path] { return Array::open(path); }); },
-          py::arg("path"))
+          [](const std::string& path, const StoreOptions& options) {
+            return open_abandoning_on_interrupt<Array>([path, options] { return Array::open(path, options); });
+          },
+          py::arg("path"), py::arg("options") = StoreOptions{})
       .def_property_readonly("path", [](const Array& self) { return self.path().string(); })
       // The schema of `zarrdirect info --json` (zarrdirect/describe.hpp); lists the folder.
       .def("describe",

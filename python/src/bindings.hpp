@@ -12,5 +12,6 @@ void bind_device_array(pybind11::module_& module);  // device_array.cpp
 void bind_write(pybind11::module_& module);        // bind_write.cpp
 void bind_many(pybind11::module_& module);         // bind_many.cpp (after bind_array)
 void bind_multiscale(pybind11::module_& module);   // bind_multiscale.cpp
+void bind_store_options(pybind11::module_& module);  // bind_store_options.cpp (before the opens)
 
 }  // namespace zarrdirect::python

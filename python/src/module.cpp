@@ -15,6 +15,7 @@ PYBIND11_MODULE(_native, module) {
   module.doc() = "zarrdirect's C++ engine (use the zarrdirect package, not this module)";
   module.attr("__version__") = ZARRDIRECT_VERSION;
   register_error_translation();
+  bind_store_options(module);
   bind_array(module);
   bind_selection(module);
   bind_device_array(module);

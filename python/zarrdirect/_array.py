@@ -12,6 +12,7 @@ from ._errors import InvalidArgumentError, InvalidMetadataError, NotFoundError, 
 from ._options import parse_device, parse_stream, parse_threads, progress_callback
 from ._out import target_of
 from ._region import Selection, parse_region_string, select
+from ._storage import kept, native_store_options
 
 __all__ = ["Array", "open"]
 
@@ -33,13 +34,17 @@ class Array:
     to fill, a CUDA stream, a thread count and a progress callback.
     """
 
-    __slots__ = ("_native", "_metadata", "_dtype", "_name")
+    __slots__ = ("_native", "_metadata", "_dtype", "_name", "_storage_options")
 
-    def __init__(self, native: "_native.Array", name: str | None = None) -> None:
+    def __init__(self, native: "_native.Array", name: str | None = None,
+                 storage_options: dict | None = None) -> None:
         self._native = native
         self._metadata = native.metadata
         self._dtype = np.dtype(self._metadata["typestr"])
         self._name = name
+        # What it was opened with (HTTP headers, token...): kept so that it reopens the same way
+        # where it is unpickled.
+        self._storage_options = storage_options
 
     # -- what the array is --------------------------------------------------------------------
 
@@ -236,7 +241,7 @@ class Array:
     # it travels to Dask's worker processes in a few bytes; the data stays where it is.
 
     def __reduce__(self) -> tuple:
-        return (_reopen_array, (self.path, self._name))
+        return (_reopen_array, (self.path, self._name, self._storage_options))
 
     def __dask_tokenize__(self) -> tuple:
         """A token from the path, the metadata and the stored files' sizes and modification times:
@@ -503,9 +508,9 @@ def stored_state(path: str) -> str:
     return digest.hexdigest()
 
 
-def _reopen_array(path: str, name: str | None) -> Array:
+def _reopen_array(path: str, name: str | None, storage_options: dict | None = None) -> Array:
     """What an unpickled Array is: the array at `path`, opened again (its current metadata)."""
-    array = open(path)
+    array = open(path, storage_options=storage_options)
     array._name = name
     return array
 
@@ -547,14 +552,14 @@ def _level_summary(image: "_native.Multiscale", index: int) -> str:
     return f"{index}: {path} {tuple(metadata['shape'])} {np.dtype(metadata['typestr'])}"
 
 
-def _group_hint(path: str) -> str | None:
+def _group_hint(path: str, options: "_native.StoreOptions") -> str | None:
     """Why `path`, a group, cannot be opened as an array, and what to open instead."""
     try:
-        group = _native.Group.open(path)
+        group = _native.Group.open(path, options)
     except ZarrdirectError:
         return None
     try:
-        image = _native.Multiscale.open(path)
+        image = _native.Multiscale.open(path, options)
     except ZarrdirectError:
         names = [_shown(name) for name, _ in group.members()]
         return (f"{path} is a Zarr group, not an array: open it with zarrdirect.open_group(path) "
@@ -573,21 +578,25 @@ def is_url(path: str) -> bool:
     return bool(sep) and scheme[:1].isalpha() and all(c.isalnum() or c in "+-." for c in scheme)
 
 
-def _open_url(url: str) -> Array:
+def _open_url(url: str, storage_options: dict | None) -> Array:
+    options = native_store_options(storage_options)
     # No metadata at the URL (HTTP 404) is "no array here", as a missing local folder is.
     try:
-        return Array(_native.Array.open(url))
+        return Array(_native.Array.open(url, options), storage_options=kept(storage_options))
     except InvalidArgumentError as error:
         if "not a Zarr array" in str(error):
             raise NotFoundError.at(url, "Not a Zarr array: no zarr.json (v3) or .zarray (v2) found") from error
-        hint = _group_hint(url)
+        hint = _group_hint(url, options)
         if hint is None:
             raise
         raise InvalidArgumentError(hint) from error
 
 
-def open(path: str | os.PathLike) -> Array:  # noqa: A001 - zarrdirect.open mirrors zarr.open
-    """Opens the Zarr array (v2 or v3) in folder `path`.
+def open(path: str | os.PathLike, *, storage_options: dict | None = None) -> Array:  # noqa: A001 - mirrors zarr.open
+    """Opens the Zarr array (v2 or v3) in folder `path`, or at an http(s):// URL.
+
+    storage_options: for URLs, {"headers": {...}, "bearer_token": ..., "concurrency": N,
+    "retries": N} (zarrdirect._storage.KEYS); each replaces its ZARRDIRECT_HTTP_* variable.
 
     A group -- an OME-Zarr image included -- is refused with an error naming what to use
     instead (zarrdirect.open_multiscale, open_group, or a level's own path): picking a level
@@ -595,15 +604,16 @@ def open(path: str | os.PathLike) -> Array:  # noqa: A001 - zarrdirect.open mirr
     """
     path = os.fspath(path)
     if is_url(path):
-        return _open_url(path)
+        return _open_url(path, storage_options)
+    options = native_store_options(storage_options)
     if not os.path.exists(path):
         raise NotFoundError.at(path, "No such file or directory")
     if not any(os.path.exists(os.path.join(path, name)) for name in ("zarr.json", ".zarray", ".zgroup")):
         raise NotFoundError.at(path, "Not a Zarr array: no zarr.json (v3) or .zarray (v2) found")
     try:
-        return Array(_native.Array.open(path))
+        return Array(_native.Array.open(path, options), storage_options=kept(storage_options))
     except (InvalidArgumentError, InvalidMetadataError) as error:
-        hint = _group_hint(path)
+        hint = _group_hint(path, options)
         if hint is None:
             raise
         raise InvalidArgumentError(hint) from error

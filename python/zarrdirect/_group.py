@@ -19,6 +19,7 @@ from . import _native
 from ._array import Array, inner_chunk_shape, shard_shape, stored_state
 from ._array import is_url
 from ._array import open as open_array
+from ._storage import kept, native_store_options
 from ._errors import InvalidArgumentError, InvalidIndexError, NotFoundError
 
 __all__ = ["Group", "GroupTree", "Multiscale", "open_group", "open_multiscale"]
@@ -46,11 +47,14 @@ class Group(Mapping):
     ``group_keys()`` names, and ``tree()`` draws the hierarchy.
     """
 
-    __slots__ = ("_native", "_name")
+    __slots__ = ("_native", "_name", "_storage_options")
 
-    def __init__(self, native: "_native.Group", name: str = "/") -> None:
+    def __init__(self, native: "_native.Group", name: str = "/", storage_options: dict | None = None) -> None:
         self._native = native
         self._name = name
+        # What it was opened with: its members open with the same (the native group keeps them
+        # too), and it reopens with them where unpickled.
+        self._storage_options = storage_options
 
     @property
     def path(self) -> str:
@@ -131,9 +135,10 @@ class Group(Mapping):
     def __getitem__(self, name: str) -> Array | "Group":
         kind = self._native.node_type(name)
         if kind == "array":
-            return Array(self._native.open_array(name), name=_member_name(self._name, name))
+            return Array(self._native.open_array(name), name=_member_name(self._name, name),
+                         storage_options=self._storage_options)
         if kind == "group":
-            return Group(self._native.open_group(name), _member_name(self._name, name))
+            return Group(self._native.open_group(name), _member_name(self._name, name), self._storage_options)
         raise KeyError(f"{name!r}: no array or group of that name in {self.path}")
 
     def __contains__(self, name: object) -> bool:
@@ -147,7 +152,7 @@ class Group(Mapping):
 
     def __reduce__(self) -> tuple:
         # Pickled as what it points to (folder and name), reopened where unpickled.
-        return (_reopen_group, (self.path, self._name))
+        return (_reopen_group, (self.path, self._name, self._storage_options))
 
     def __eq__(self, other: object) -> bool:
         # The same group, as zarr-python compares (store and path), not member by member as a
@@ -221,10 +226,11 @@ class Multiscale:
     A sequence of its levels' arrays: ``image[1]``, ``image[-1]`` (the coarsest), ``len(image)``,
     ``for level in image``. An index past the end is an IndexError (InvalidIndexError)."""
 
-    __slots__ = ("_native", "_levels")
+    __slots__ = ("_native", "_levels", "_storage_options")
 
-    def __init__(self, native: "_native.Multiscale") -> None:
+    def __init__(self, native: "_native.Multiscale", storage_options: dict | None = None) -> None:
         self._native = native
+        self._storage_options = storage_options
         self._levels = []
         for index, level in enumerate(native.levels):
             metadata = native.level_metadata(index)
@@ -273,7 +279,7 @@ class Multiscale:
 
     @property
     def group(self) -> Group:
-        return Group(self._native.group)
+        return Group(self._native.group, storage_options=self._storage_options)
 
     def _index(self, level: int) -> int:
         count = len(self._levels)
@@ -287,7 +293,7 @@ class Multiscale:
     def level(self, level: int) -> Array:
         """The array of `level` (negative counts from the coarsest)."""
         index = self._index(level)
-        array = open_array(self._native.level_path(index))
+        array = open_array(self._native.level_path(index), storage_options=self._storage_options)
         array._name = _member_name("/", self._levels[index]["path"])
         return array
 
@@ -309,7 +315,7 @@ class Multiscale:
 
     def __reduce__(self) -> tuple:
         # Pickled as its group's folder, reopened (levels and all) where unpickled.
-        return (open_multiscale, (self.path,))
+        return (_reopen_multiscale, (self.path, self._storage_options))
 
     def __dask_tokenize__(self) -> tuple:
         """Path plus the stored state of the whole image (every level's files)."""
@@ -320,15 +326,23 @@ class Multiscale:
         return f"zarrdirect.Multiscale({self.path!r}, version={self.version!r}, levels=[{shapes}])"
 
 
-def _reopen_group(path: str, name: str) -> Group:
-    return Group(_native.Group.open(path), name)
+def _reopen_group(path: str, name: str, storage_options: dict | None = None) -> Group:
+    return Group(_native.Group.open(path, native_store_options(storage_options)), name, storage_options)
 
 
-def open_group(path: str | os.PathLike) -> Group:
-    """Opens the Zarr group (v2 or v3) in folder `path`."""
-    return Group(_native.Group.open(_existing(path)))
+def open_group(path: str | os.PathLike, *, storage_options: dict | None = None) -> Group:
+    """Opens the Zarr group (v2 or v3) in folder `path` or at an http(s):// URL.
+    `storage_options`: as for zarrdirect.open (headers, bearer token, ...), used for every member."""
+    options = native_store_options(storage_options)
+    return Group(_native.Group.open(_existing(path), options), storage_options=kept(storage_options))
 
 
-def open_multiscale(path: str | os.PathLike) -> Multiscale:
-    """Opens the OME-Zarr multiscale image (its first "multiscales" entry) in group `path`."""
-    return Multiscale(_native.Multiscale.open(_existing(path)))
+def _reopen_multiscale(path: str, storage_options: dict | None = None) -> "Multiscale":
+    return open_multiscale(path, storage_options=storage_options)
+
+
+def open_multiscale(path: str | os.PathLike, *, storage_options: dict | None = None) -> Multiscale:
+    """Opens the OME-Zarr multiscale image (its first "multiscales" entry) in group `path` or at
+    an http(s):// URL. `storage_options`: as for zarrdirect.open, used for every level."""
+    options = native_store_options(storage_options)
+    return Multiscale(_native.Multiscale.open(_existing(path), options), kept(storage_options))

@@ -82,8 +82,8 @@ class WritableArray(Array):
 
     __slots__ = ("_writable",)
 
-    def __init__(self, native: "_native.Array", writable: bool) -> None:
-        super().__init__(native)
+    def __init__(self, native: "_native.Array", writable: bool, storage_options: dict | None = None) -> None:
+        super().__init__(native, storage_options=storage_options)
         self._writable = writable
 
     @property
@@ -179,21 +179,24 @@ class WritableArray(Array):
     def __reduce__(self) -> tuple:
         # Reopened in the same mode where unpickled: a Dask task writing a block gets an array
         # it can write to (see Array.__reduce__).
-        return (_reopen_writable, (self.path, self._writable))
+        return (_reopen_writable, (self.path, self._writable, self._storage_options))
 
 
-def _reopen_writable(path: str, writable: bool) -> WritableArray:
-    return open(path, "r+" if writable else "r")
+def _reopen_writable(path: str, writable: bool, storage_options: dict | None = None) -> WritableArray:
+    return open(path, "r+" if writable else "r", storage_options=storage_options)
 
 
-def open(path: str | os.PathLike, mode: str = "r", *, cache_bytes: int | None = None) -> WritableArray:  # noqa: A001
-    """Opens the Zarr array in folder `path`: mode "r" (read only, the default) or "r+" (read
-    and write). Groups are refused with a hint, as for reading. `cache_bytes`: turn on the
-    handle's decoded-chunk cache with this capacity (Array.cache_bytes)."""
+def open(path: str | os.PathLike, mode: str = "r", *, cache_bytes: int | None = None,  # noqa: A001
+         storage_options: dict | None = None) -> WritableArray:
+    """Opens the Zarr array in folder `path` (or at an http(s):// URL, read only): mode "r" (read
+    only, the default) or "r+" (read and write). Groups are refused with a hint, as for reading.
+    `cache_bytes`: turn on the handle's decoded-chunk cache with this capacity
+    (Array.cache_bytes). `storage_options`: for URLs, headers, bearer token, concurrency and
+    retries (see zarrdirect._storage.KEYS)."""
     if mode not in ("r", "r+"):
         raise InvalidArgumentError(f"mode must be 'r' or 'r+', not {mode!r} (use zarrdirect.create for new arrays)")
-    array = _open_array(path)
-    opened = WritableArray(array._native, mode == "r+")
+    array = _open_array(path, storage_options=storage_options)
+    opened = WritableArray(array._native, mode == "r+", array._storage_options)
     if cache_bytes is not None:
         opened.cache_bytes = cache_bytes
     return opened

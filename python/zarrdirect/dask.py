@@ -36,7 +36,7 @@ from ._write import WritableArray, create
 __all__ = ["from_zarr", "to_zarr", "storage_chunks"]
 
 
-def _open_source(source: Any, level: int | None) -> Array:
+def _open_source(source: Any, level: int | None, storage_options: dict | None = None) -> Array:
     """The zarrdirect Array that `source` (a path, an Array or a Multiscale) names."""
     if isinstance(source, Array):
         if level is not None:
@@ -49,10 +49,10 @@ def _open_source(source: Any, level: int | None) -> Array:
             f"from_zarr takes a path, a zarrdirect.Array or a zarrdirect.Multiscale, not {type(source).__name__}")
     path = os.fspath(source)
     if level is not None:
-        return open_multiscale(path).level(level)
+        return open_multiscale(path, storage_options=storage_options).level(level)
     from ._array import open as open_array
 
-    return open_array(path)
+    return open_array(path, storage_options=storage_options)
 
 
 def storage_chunks(array: Array) -> tuple[int, ...]:
@@ -101,7 +101,7 @@ def _block_slices(chunks: tuple[tuple[int, ...], ...]) -> tuple[list[list[slice]
 
 
 def from_zarr(source: Any, chunks: Any = None, device: Any = "cpu", level: int | None = None,
-              name: str | None = None) -> da.Array:
+              name: str | None = None, storage_options: dict | None = None) -> da.Array:
     """A Dask array over the Zarr array `source` (a folder, a zarrdirect.Array, or -- with
     `level` -- an OME-Zarr image's level), each block read by zarrdirect in the task that needs it.
 
@@ -111,13 +111,15 @@ def from_zarr(source: Any, chunks: Any = None, device: Any = "cpu", level: int |
     device: "cpu" for NumPy blocks; "cuda" or "cuda:N" for CuPy blocks read straight into that
         GPU (``meta`` is then a CuPy array). CuPy is imported only then.
     level: the resolution level of an OME-Zarr multiscale image (0 the full resolution).
+    storage_options: for a URL, its headers, bearer token, concurrency and retries (as
+        zarrdirect.open takes them); the tasks reopen the array with them on the workers.
     name: the Dask key prefix; by default one derived from the path, the stored files' state,
         the chunks and the device (so a written array gets new keys: no stale cached blocks).
 
     Raises zarrdirect errors for a missing or unreadable array at once; a block's read errors
     surface when it is computed.
     """
-    array = _open_source(source, level)
+    array = _open_source(source, level, storage_options)
     _device_kind(device)  # refuse a bad device string here, not in every task
     if chunks is None:
         chunks = storage_chunks(array)

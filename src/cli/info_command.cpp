@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/open_target.hpp"
 #include "cli/printable.hpp"
+#include "cli/store_flags.hpp"
 #include "cli/text.hpp"
 #include "zarrdirect/array.hpp"
 #include "zarrdirect/describe.hpp"
@@ -67,7 +68,7 @@ nlohmann::json describe_group(const Group& group, const std::string& path) {
   nlohmann::json doc = {{"path", path}, {"node_type", "group"}, {"zarr_format", group.zarr_format()},
                         {"members", group.members()}, {"attributes", group.attributes()}};
   try {
-    Multiscale image = Multiscale::open(path);
+    Multiscale image = Multiscale::open(path, store_flags());
     nlohmann::json levels = nlohmann::json::array();
     for (std::size_t i = 0; i < image.levels().size(); ++i) {
       nlohmann::json level = {{"level", i}, {"path", image.levels()[i].path}, {"scale", image.levels()[i].scale},

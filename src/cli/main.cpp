@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/printable.hpp"
+#include "cli/store_flags.hpp"
 #include "zarrdirect/error.hpp"
 
 #ifndef ZARRDIRECT_VERSION
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   CLI::App app{"zarrdirect: read Zarr v2/v3 arrays into CUDA device or host memory"};
   app.set_version_flag("--version", "zarrdirect " ZARRDIRECT_VERSION, "Print the version and exit");
   app.require_subcommand(1);
+  zarrdirect::cli::add_store_flags(app);
   std::map<CLI::App*, zarrdirect::cli::Run> runs;
   using AddCommand = zarrdirect::cli::Run (*)(CLI::App&);
   for (AddCommand add : {&zarrdirect::cli::add_info_command, &zarrdirect::cli::add_read_command,

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
+#include "cli/store_flags.hpp"
 
 namespace zarrdirect::cli {
 namespace {
@@ -37,10 +38,10 @@ Node open_node(const std::string& path) {
   // parser then only says "not an array", and the group's error is the real fault).
   // TODO(node_kind): once the library's node_kind(path) lands, ask it once instead.
   try {
-    return Node{Array::open(path), std::nullopt};
+    return Node{Array::open(path, store_flags()), std::nullopt};
   } catch (const Error& array_error) {
     try {
-      return Node{std::nullopt, Group::open(path)};
+      return Node{std::nullopt, Group::open(path, store_flags())};
     } catch (const Error& group_error) {
       if (says(array_error, "not an array") && !says(group_error, "not a group")) throw group_error;
       throw array_error;
@@ -56,7 +57,7 @@ Array open_target(const std::string& path, std::optional<std::size_t> level) {
   }
   std::optional<Multiscale> image;
   try {
-    image = Multiscale::open(path);
+    image = Multiscale::open(path, store_flags());
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::invalid_metadata) throw;
     // A plain group: nothing to read as one array.

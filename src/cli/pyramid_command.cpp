@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/open_target.hpp"
 #include "cli/progress.hpp"
+#include "cli/store_flags.hpp"
 #include "zarrdirect/group.hpp"
 #include "zarrdirect/multiscale_write.hpp"
 
@@ -73,7 +74,7 @@ int run_pyramid(const PyramidOptions& cli) {
   options.slab_bytes = cli.slab_mb << 20;
   // A level of an OME-Zarr image keeps its axes and its place in physical space.
   if (cli.multiscale_level) {
-    auto image = Multiscale::open(cli.source);
+    auto image = Multiscale::open(cli.source, store_flags());
     const auto& level = image.levels().at(*cli.multiscale_level);
     for (const auto& axis : image.axes()) {
       options.axes.push_back(axis.name);
