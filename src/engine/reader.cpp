@@ -10,6 +10,10 @@
 // inner chunk, sorted by shard and offset, taken in batches so that neighbouring inner chunks are
 // fetched with one read. The plan of a wave holds 24 bytes per inner chunk (boxes are computed
 // when a chunk is placed), so the bookkeeping stays bounded however small the inner chunks are.
+// A shard is opened again for its inner chunks; if a writer renamed a new shard over it meanwhile
+// (the file's identity differs from planning's), the index is read again from the new file, so
+// every inner chunk is read whole from one version of the shard (local files; an object store's
+// objects are not checked).
 //
 // Memory: each worker holds one decoded chunk, its stored bytes and the chain's scratch. The job
 // runs no more workers than Settings::effective_memory_limit() allows for that, and a chunk (or a

@@ -582,6 +582,46 @@ TEST_P(ShardUpdates, AFailureInsideAShardLeavesItsFileAsItWas) {
 
 INSTANTIATE_TEST_SUITE_P(IndexLocations, ShardUpdates, ::testing::Values("start", "end"));
 
+// A reader reads a shard's index, then its inner chunks from the file opened anew: a writer that
+// renamed a new shard over it in between must not make the reader apply the old offsets to the
+// new file. Here the swap happens in the progress report that follows the index read (one
+// thread: the inner chunks are read after it).
+TEST(Write, AShardReplacedWhileBeingReadIsReadFromItsNewVersion) {
+  test::TempDir dir;
+  Array array = Array::create(
+      dir / "a", sharded(json::array({bytes_le(), {{"name", "zstd"}, {"configuration", {{"level", 1}}}}}), "end"));
+  const DataType dtype = array.metadata().dtype;
+  std::mt19937 rng(3);
+  const Region whole = full_region(array.metadata().shape);
+  Model model{array.metadata().shape, dtype.size, values_for(dtype, 37 * 50, rng, false)};
+  array.write(whole, source_of(model.bytes, whole, dtype));
+  const fs::path shard = dir / "a/c/0/0";
+  fs::copy_file(shard, dir / "old");
+  // The new version: inner chunk (1, 1) rewritten (appended; its old bytes stay in the file,
+  // where the old index points).
+  const Region region{{8, 16}, {10, 20}};
+  std::vector<std::byte> part = values_for(dtype, 80, rng, false);
+  array.write(region, source_of(part, region, dtype));
+  model.write(region, part);
+  fs::copy_file(shard, dir / "new");
+  fs::copy_file(dir / "old", shard, fs::copy_options::overwrite_existing);
+
+  bool swapped = false;
+  Settings settings;
+  settings.threads = 1;
+  settings.progress = [&](std::size_t, std::size_t) {
+    if (!swapped) fs::rename(dir / "new", shard);
+    swapped = true;
+    return true;
+  };
+  NDArray back = Array::open(dir / "a").read({{0, 32}, {0, 40}}, Device::cpu, settings);
+  ASSERT_TRUE(swapped);
+  auto* got = static_cast<const std::uint16_t*>(back.data());
+  const auto* expected = reinterpret_cast<const std::uint16_t*>(model.bytes.data());
+  for (std::size_t y = 0; y < 32; ++y)
+    for (std::size_t x = 0; x < 40; ++x) ASSERT_EQ(got[y * 40 + x], expected[y * 50 + x]) << y << "," << x;
+}
+
 TEST(Write, AFailureNamesTheRegionAndChunkAndLeavesChunksWhole) {
   test::TempDir dir;
   Array array = Array::create(dir / "a", v3_array("uint16", json::array({bytes_le()})));
