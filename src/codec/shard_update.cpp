@@ -24,6 +24,7 @@ ShardUpdate::ShardUpdate(const ShardingCodec& sharding) : sharding_(&sharding) {
 void ShardUpdate::start_new() {
   entries_.assign(static_cast<std::size_t>(sharding_->inner_chunk_count()) * 2, kMissing);
   to_copy_.clear();
+  kept_runs_.clear();
   updating_ = planned_ = compacts_ = false;
   kept_prefix_ = garbage_ = 0;
   body_start_ = first_body_byte(*sharding_);
@@ -61,23 +62,27 @@ void ShardUpdate::replace(std::uint64_t inner) {
   entries_[2 * inner] = entries_[2 * inner + 1] = kMissing;
 }
 
-void ShardUpdate::plan(double max_garbage) {
+void ShardUpdate::plan(double max_garbage, std::uint64_t join_gap) {
   if (!(max_garbage >= 0.0 && max_garbage <= 1.0))
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("sharding_indexed: the garbage fraction must be in [0, 1], not {}", max_garbage));
   planned_ = true;
   if (!updating_) return;
+  const std::uint64_t start = first_body_byte(*sharding_);
   std::uint64_t prefix = 0, live = 0;
   bool any = false;
   for (std::size_t i = 0; i < entries_.size(); i += 2) {
     if (entries_[i] == kMissing) continue;
     any = true;
+    if (entries_[i + 1] == 0) {
+      entries_[i] = start;  // an empty inner chunk needs no bytes: any offset inside the file
+      continue;
+    }
     // Checked entries (decode_index): neither sum overflows, each ends inside the stored shard.
     prefix = std::max(prefix, entries_[i] + entries_[i + 1]);
     live += entries_[i + 1];
   }
   if (!any) return;  // nothing kept: written as a new shard
-  const std::uint64_t start = first_body_byte(*sharding_);
   // An index at the start is copied with the prefix and then written over.
   prefix = std::max(prefix, start);
   // Entries of a foreign shard may share bytes, so live bytes can exceed the span.
@@ -94,6 +99,23 @@ void ShardUpdate::plan(double max_garbage) {
   kept_prefix_ = prefix;
   garbage_ = garbage;
   body_start_ = prefix;
+  for (std::size_t i = 0; i < entries_.size(); i += 2)
+    if (entries_[i] != kMissing && entries_[i + 1] > 0) kept_runs_.push_back({entries_[i], entries_[i + 1]});
+  std::sort(kept_runs_.begin(), kept_runs_.end(), [](const Run& a, const Run& b) { return a.offset < b.offset; });
+  std::size_t joined = 0;
+  for (const Run& run : kept_runs_) {
+    if (joined > 0) {
+      Run& last = kept_runs_[joined - 1];
+      const std::uint64_t last_end = last.offset + last.nbytes;
+      // Overlapping (entries of a foreign shard may share bytes), touching or close: one run.
+      if (run.offset <= last_end || run.offset - last_end < join_gap) {
+        last.nbytes = std::max(last_end, run.offset + run.nbytes) - last.offset;
+        continue;
+      }
+    }
+    kept_runs_[joined++] = run;
+  }
+  kept_runs_.resize(joined);
 }
 
 void ShardUpdate::place(std::uint64_t inner, std::uint64_t offset, std::uint64_t nbytes) {

@@ -5,13 +5,15 @@
 // after another from the start of the body, then its index (at the start or the end).
 //
 // A shard covered in part is updated. Rewriting it whole would copy every untouched inner chunk
-// (most of the shard, for a small region); instead the update keeps the stored shard's bytes
-// [0, kept_prefix()) as they are, at the same offsets (one file-to-file copy, a reflink where the
-// filesystem has them), so untouched inner chunks keep their index entries; the new inner
-// chunks are appended after that prefix and a new index written (at the start, over the old
-// one, or after the new chunks). The stored bytes of replaced inner chunks stay behind,
-// unreferenced: the sharding spec allows bytes no entry points at, and zarr-python, tensorstore
-// and zarrdirect read such shards (an entry is just an offset and a length).
+// one by one to new offsets; instead the update keeps the stored shard's layout up to the end of
+// its last kept inner chunk (kept_prefix()): the runs of kept bytes (kept_runs()) are copied file
+// to file to the same offsets (a few large kernel-side copies, reflinks where the filesystem has
+// them), so untouched inner chunks keep their index entries; the new inner chunks are appended
+// after the prefix and a new index written (at the start, over the old one, or after the new
+// chunks). Where replaced inner chunks (or bytes no entry pointed at) were, the new file has a
+// hole: unreferenced, read as zeros, no space taken where the filesystem has sparse files. The
+// sharding spec allows bytes no entry points at, and zarr-python, tensorstore and zarrdirect
+// read such shards (an entry is just an offset and a length).
 //
 // So that shards do not grow without bound, an update compacts instead (the shard is written
 // anew: new inner chunks, then every kept one copied entry by entry) when the unreferenced bytes
@@ -33,6 +35,15 @@ class ShardUpdate {
   // The fraction of the kept prefix's inner chunk bytes allowed to be unreferenced before an
   // update compacts.
   static constexpr double kDefaultMaxGarbage = 0.5;
+  // Kept inner chunks closer than this are copied as one run (the bytes between them too): one
+  // copy instead of two, rather than a small hole.
+  static constexpr std::uint64_t kDefaultJoinGap = std::uint64_t{64} << 10;
+
+  // Bytes [offset, offset + nbytes) of the stored shard, copied to the same offsets.
+  struct Run {
+    std::uint64_t offset = 0;
+    std::uint64_t nbytes = 0;
+  };
 
   // An inner chunk of the stored shard to copy entry by entry (when compacting).
   struct Kept {
@@ -59,14 +70,18 @@ class ShardUpdate {
 
   // Chooses the layout of the new file: appending after the stored prefix, unless its
   // unreferenced bytes would exceed `max_garbage` (a fraction in [0, 1]) of it, or nothing is
-  // kept; then the shard is written anew. Call once, after the replace() calls.
-  void plan(double max_garbage = kDefaultMaxGarbage);
+  // kept; then the shard is written anew. Kept runs closer than `join_gap` bytes are joined.
+  // Call once, after the replace() calls.
+  void plan(double max_garbage = kDefaultMaxGarbage, std::uint64_t join_gap = kDefaultJoinGap);
 
   // True when plan() chose to write the shard anew although stored inner chunks are kept.
   bool compacts() const { return compacts_; }
-  // Bytes [0, kept_prefix()) of the stored shard to copy to the same offsets of the new file
-  // before anything else is written (0: nothing to copy).
+  // The end of the last kept inner chunk of the stored shard when appending (0: nothing kept at
+  // its offsets). The new file's layout up to there is the stored shard's.
   std::uint64_t kept_prefix() const { return kept_prefix_; }
+  // The bytes of the stored shard to copy to the same offsets of the new file before anything
+  // else is written: the kept inner chunks, sorted, in disjoint runs within [0, kept_prefix()).
+  const std::vector<Run>& kept_runs() const { return kept_runs_; }
   // Unreferenced bytes in the kept prefix (the replaced inner chunks' stored bytes, and any the
   // stored shard had already); 0 when nothing is copied as a prefix.
   std::uint64_t garbage() const { return garbage_; }
@@ -91,6 +106,7 @@ class ShardUpdate {
   const ShardingCodec* sharding_;
   std::vector<std::uint64_t> entries_;  // (offset, nbytes) per inner chunk; all ones: missing
   std::vector<Kept> to_copy_;
+  std::vector<Run> kept_runs_;
   bool updating_ = false;
   bool planned_ = false;
   bool compacts_ = false;

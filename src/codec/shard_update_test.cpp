@@ -53,8 +53,10 @@ ShardIndex index_of(const ShardingCodec& codec, const ByteBuffer& shard) {
 // nullopt when the shard ends up empty.
 std::optional<ByteBuffer> apply(ShardUpdate& update, const ByteBuffer& old,
                                 const std::map<std::uint64_t, ByteBuffer>& fresh) {
-  ByteBuffer file(old.begin(), old.begin() + static_cast<std::ptrdiff_t>(update.kept_prefix()));
-  file.resize(update.body_start());
+  // Holes (zeros) where no run is copied.
+  ByteBuffer file(update.body_start());
+  for (const auto& run : update.kept_runs())
+    std::memcpy(file.data() + run.offset, old.data() + run.offset, static_cast<std::size_t>(run.nbytes));
   for (const auto& [inner, bytes] : fresh) {
     update.place(inner, file.size(), bytes.size());
     file.insert(file.end(), bytes.begin(), bytes.end());
@@ -135,6 +137,35 @@ TEST_P(ShardUpdateAt, ReplacedChunksAtTheEndOfThePrefixAreNotCopied) {
   EXPECT_FALSE(update.compacts());
   EXPECT_EQ(update.kept_prefix(), old_index[2].offset + old_index[2].nbytes);
   EXPECT_EQ(update.garbage(), 0u);
+}
+
+TEST_P(ShardUpdateAt, ReplacedChunksLeaveHolesBetweenKeptRuns) {
+  auto codec = make_codec(GetParam());
+  const ByteBuffer old = encode_shard(codec, std::vector<std::uint16_t>(16, 8));
+  const ShardIndex old_index = index_of(codec, old);
+  const std::uint64_t start = codec.index_location() == IndexLocation::start ? codec.index_nbytes() : 0;
+  for (std::uint64_t gap : {std::uint64_t{0}, std::uint64_t{9}}) {
+    ShardUpdate update(codec);
+    update.start_from(old_index);
+    update.replace(1);  // the second of four 8-byte inner chunks
+    update.plan(ShardUpdate::kDefaultMaxGarbage, gap);
+    const auto& runs = update.kept_runs();
+    if (gap == 0) {  // two runs around the 8-byte hole
+      ASSERT_EQ(runs.size(), 2u);
+      EXPECT_EQ(runs[0].offset, start);
+      EXPECT_EQ(runs[0].nbytes, 8u);
+      EXPECT_EQ(runs[1].offset, start + 16);
+      EXPECT_EQ(runs[1].nbytes, 16u);
+    } else {  // the hole is smaller than the gap: one run
+      ASSERT_EQ(runs.size(), 1u);
+      EXPECT_EQ(runs[0].offset, start);
+      EXPECT_EQ(runs[0].nbytes, 32u);
+    }
+    auto shard = apply(update, old, {{1, inner_bytes(codec, 70)}});
+    ASSERT_TRUE(shard);
+    auto got = decode_shard(codec, *shard);
+    for (std::size_t i = 0; i < 16; ++i) EXPECT_EQ(got[i], inner_of(i) == 1 ? 70 : 8) << i << " gap " << gap;
+  }
 }
 
 TEST_P(ShardUpdateAt, TooMuchGarbageCompactsInstead) {

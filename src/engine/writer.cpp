@@ -6,14 +6,15 @@
 // on its key, decoded (fill value when missing), merged, encoded and stored under that lock.
 //
 // Sharded arrays: one task per shard. A shard covered whole is built from its inner chunks alone;
-// one covered in part is updated under its lock (codec::ShardUpdate plans the layout): the stored
-// shard's bytes up to its last kept inner chunk are copied into the new file in one kernel-side
-// copy (copy_file_range; a reflink where the filesystem shares blocks), so untouched inner chunks
-// keep their bytes and offsets, never re-encoded nor brought into memory; the touched inner
-// chunks are appended and a new index written. When the replaced chunks' old bytes would make
-// more than half of the copied part, the shard is compacted instead: written anew, its kept
-// inner chunks copied one by one. Either way the new file is renamed over the old one. Inner
-// chunks are encoded on several threads when there are fewer shards than threads.
+// one covered in part is updated under its lock (codec::ShardUpdate plans the layout): the runs
+// of kept inner chunks are copied into the new file at their stored offsets in a few kernel-side
+// copies (copy_file_range; a reflink where the filesystem shares blocks), so untouched inner
+// chunks keep their bytes and index entries, never re-encoded nor brought into memory, and the
+// replaced ones leave holes; the touched inner chunks are appended and a new index written. When
+// the unreferenced part would exceed half of the kept layout, the shard is compacted instead:
+// written anew, its kept inner chunks copied one by one. Either way the new file is renamed over
+// the old one. Inner chunks are encoded on several threads when there are fewer shards than
+// threads.
 //
 // Chunks (and inner chunks) that hold only the fill value are left out, and removed if stored,
 // unless WriteSettings::write_empty_chunks. Every file is replaced by rename: a chunk or shard is
@@ -343,9 +344,11 @@ class WriteJob {
       }
       update.plan();
       ShardFile file{lock, update.body_start()};
-      if (update.kept_prefix() > 0) {
-        // The kept inner chunks at their stored offsets, file to file; appends follow.
-        lock->copy_from(*shard.old_file, 0, update.kept_prefix());
+      // The kept inner chunks at their stored offsets, file to file (holes between runs); the
+      // new inner chunks follow from body_start().
+      for (const auto& run : update.kept_runs()) {
+        lock->seek(run.offset);
+        lock->copy_from(*shard.old_file, run.offset, run.nbytes);
       }
 
       // The touched inner chunks, encoded on up to inner_workers_ threads and appended to the
