@@ -8,8 +8,8 @@ The data is bench/host_write_bench.py's (a smooth signal plus 5 bits of noise). 
 a different patch into the same region of the same array (untimed setup: the arrays are created
 once), so a sharded update sees the shards that the runs before it left; times run from the call
 to its return (files closed, in the page cache; no fsync). Prints the median, min and max of
---repeat runs per layout, and the sharded array's size at the end (to show that repeated updates
-do not grow the shards without bound).
+--repeat runs per layout, and the array's size on disk before and after the rewrites (to show that
+repeated updates do not grow the shards without bound).
 
     PYTHONPATH=build/python /usr/bin/python3 bench/host_region_bench.py --work /tmp/zd-region-bench
 """
@@ -45,7 +45,8 @@ def volume() -> np.ndarray:
 
 
 def folder_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    """Bytes the files below `path` take on disk (holes in sparse files take none)."""
+    return sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
 
 
 def main() -> int:
@@ -62,7 +63,7 @@ def main() -> int:
     print(f"512^3 uint16, region {REGION}, median of {args.repeat} rewrites (min - max); "
           f"threads {args.threads or 'default'}")
     print()
-    print("| layout | region ms (median) | min | max | array MiB before | after |")
+    print("| layout | region ms (median) | min | max | MiB on disk before | after |")
     print("|---|---|---|---|---|---|")
     for name, chunks, shards, codec in LAYOUTS:
         if args.only and args.only not in name:

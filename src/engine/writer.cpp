@@ -334,11 +334,11 @@ class WriteJob {
       }
       // Every touched inner chunk is replaced (by new bytes, or left out when all fill value).
       const std::uint64_t touched = inner.size();
+      const Extents grid = to_extents(sharding.chunks_per_shard());
       shard.touched.resize(static_cast<std::size_t>(touched));
       for (std::uint64_t t = 0; t < touched; ++t) {
-        const Extents local_coords = inner.cell(t);  // cell of the inner grid, counted from the shard's origin
-        std::uint64_t linear = 0;
-        for (std::size_t d = 0; d < rank_; ++d) linear = linear * sharding.chunks_per_shard()[d] + local_coords[d];
+        // inner.cell(t): the cell of the inner grid, counted from the shard's origin.
+        const std::uint64_t linear = coords_to_linear(inner.cell(t), grid, rank_);
         shard.touched[static_cast<std::size_t>(t)] = linear;
         update.replace(linear);
       }
