@@ -11,7 +11,8 @@
 // them), so untouched inner chunks keep their index entries; the new inner chunks are appended
 // after the prefix and a new index written (at the start, over the old one, or after the new
 // chunks). Where replaced inner chunks (or bytes no entry pointed at) were, the new file has a
-// hole: unreferenced, read as zeros, no space taken where the filesystem has sparse files. The
+// hole (read as zeros, no space taken where the filesystem has sparse files), or, between kept
+// chunks closer than the join gap, their old bytes: unreferenced either way. The
 // sharding spec allows bytes no entry points at, and zarr-python, tensorstore and zarrdirect
 // read such shards (an entry is just an offset and a length).
 //
