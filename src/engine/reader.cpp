@@ -10,6 +10,10 @@
 // inner chunk, sorted by shard and offset, taken in batches so that neighbouring inner chunks are
 // fetched with one read. The plan of a wave holds 24 bytes per inner chunk (boxes are computed
 // when a chunk is placed), so the bookkeeping stays bounded however small the inner chunks are.
+// A shard is opened again for its inner chunks; if a writer renamed a new shard over it meanwhile
+// (the file's identity differs from planning's), the index is read again from the new file, so
+// every inner chunk is read whole from one version of the shard (local files; an object store's
+// objects are not checked).
 //
 // Memory: each worker holds one decoded chunk, its stored bytes and the chain's scratch. The job
 // runs no more workers than Settings::effective_memory_limit() allows for that, and a chunk (or a
@@ -27,6 +31,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/chunk_cache.hpp"
 #include "engine/worker_pool.hpp"
 #include "store/byte_ranges.hpp"
 #include "util/checked_math.hpp"
@@ -335,6 +340,7 @@ class ReadJob {
   void run_wave(const GridWindow& shards, const std::vector<ShardSlice>& wave) {
     slice_keys_.assign(wave.size(), std::string());
     slice_sizes_.assign(wave.size(), 0);
+    slice_signatures_.assign(wave.size(), FileSignature{});
     std::vector<std::vector<InnerRead>> per_worker(workers_);
     // Phase 1: each slice's index entries, and the inner chunks the region needs from them.
     parallel(wave.size(), 1, [&](unsigned worker, std::uint64_t u, std::uint64_t) {
@@ -396,6 +402,7 @@ class ReadJob {
       return;
     }
     slice_sizes_[slice_number] = file->size();
+    if (file->local_file()) slice_signatures_[slice_number] = signature_of(*file);
     if (file->size() < sharding.index_nbytes())
       throw Error(ErrorKind::corrupt_data, fmt::format("shard is {} bytes, shorter than its {} byte index",
                                                        file->size(), sharding.index_nbytes()));
@@ -451,6 +458,7 @@ class ReadJob {
     const std::uint64_t run_room = share > staged_bytes_ + scratch_bytes_ ? share - staged_bytes_ - scratch_bytes_ : 0;
     std::unique_ptr<StoreObject> file;
     std::uint32_t open_slice = ~0u;
+    bool replaced = false;  // the open file is not the one whose index planned the slice
     // A remote store fetches inner chunks up to kRemoteMergeGap apart with one request.
     const bool remote = array_.store->remote();
     const std::uint64_t max_gap = remote ? kRemoteMergeGap : 0;
@@ -472,6 +480,17 @@ class ReadJob {
             open_slice = batch[i].slice;
             Extents coords = shards.cell(wave[open_slice].shard);
             for (std::size_t d = 0; d < rank_; ++d) origin[d] = coords[d] * chunk_shape_[d];
+            // A writer replaces a shard by renaming a new file over it: if that happened since
+            // planning, the planned offsets belong to the old file (now gone). Such a slice
+            // takes its entries from the file now open instead.
+            replaced = file->local_file() && signature_of(*file) != slice_signatures_[open_slice];
+          }
+          if (replaced) {
+            std::size_t end = i;
+            while (end < batch.size() && batch[end].slice == open_slice) ++end;
+            read_from_replaced(worker, *file, batch.subspan(i, end - i), origin);
+            i = end;
+            return;
           }
           check_chunk_memory(batch[i].nbytes);
           // Extend the run while the next inner chunk starts where this one ends (remote: at
@@ -509,6 +528,46 @@ class ReadJob {
     }
   }
 
+  // Reads `reads` (inner chunks of one shard, planned from an index of a file since replaced)
+  // from `file`, the shard as it is now: its whole index is read (and checked) again, then each
+  // inner chunk is read on its own, or filled where the new index has it missing. Each inner
+  // chunk is then whole from one version of the shard.
+  void read_from_replaced(unsigned worker, const StoreObject& file, std::span<const InnerRead> reads,
+                          const Extents& origin) {
+    const auto& sharding = *array_.sharding;
+    const Extents grid = to_extents(sharding.chunks_per_shard());
+    const std::size_t inner_bytes = static_cast<std::size_t>(staged_bytes_);
+    if (file.size() < sharding.index_nbytes())
+      throw Error(ErrorKind::corrupt_data, fmt::format("shard is {} bytes, shorter than its {} byte index",
+                                                       file.size(), sharding.index_nbytes()));
+    if (sharding.index_decode_nbytes() > memory_limit_)
+      throw_over_limit(fmt::format("the shard index ({} bytes, {} inner chunks)", sharding.index_nbytes(),
+                                   sharding.inner_chunk_count()),
+                       sharding.index_decode_nbytes(), memory_limit_);
+    codec::ByteBuffer index_bytes(static_cast<std::size_t>(sharding.index_nbytes()));
+    file.read_exact(sharding.index_offset(file.size()), index_bytes);
+    bytes_read_ += index_bytes.size();
+    const codec::ShardIndex index = sharding.decode_index(std::move(index_bytes), file.size());
+    for (const InnerRead& read : reads) {
+      const Extents local = linear_to_coords(read.inner, grid, rank_);
+      const ChunkBox box = box_of(local, origin, inner_shape_, region_, rank_);
+      const codec::ShardIndexEntry entry = index[read.inner];
+      if (entry.missing()) {
+        ++missing_;
+        sink_.fill(worker, box);
+        continue;
+      }
+      check_chunk_memory(entry.nbytes);
+      auto& encoded = file_buffers_[worker];
+      encoded.resize(static_cast<std::size_t>(entry.nbytes));
+      file.read_exact(entry.offset, encoded);
+      bytes_read_ += entry.nbytes;
+      auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
+      sharding.inner_chain().decode(encoded, staging, scratch_[worker]);
+      sink_.place(worker, staging, box);
+    }
+  }
+
   const Array::Impl& array_;
   const CellPicks* chunk_picks_;  // null: every cell of the region
   const CellPicks* inner_picks_;
@@ -530,6 +589,7 @@ class ReadJob {
   std::vector<UninitializedBytes> file_buffers_;
   std::vector<std::string> slice_keys_;
   std::vector<std::uint64_t> slice_sizes_;  // each slice's shard size, as planning found it
+  std::vector<FileSignature> slice_signatures_;  // each slice's shard file (local), as planning found it
   std::atomic<bool> failed_{false};
   std::mutex error_mutex_;
   std::exception_ptr error_;

@@ -6,9 +6,15 @@
 // on its key, decoded (fill value when missing), merged, encoded and stored under that lock.
 //
 // Sharded arrays: one task per shard. A shard covered whole is built from its inner chunks alone;
-// one covered in part is read under its lock, the touched inner chunks replaced (untouched ones
-// keep their stored bytes, not re-encoded) and the shard written anew. Inner chunks are encoded
-// on several threads when there are fewer shards than threads.
+// one covered in part is updated under its lock (codec::ShardUpdate plans the layout): the runs
+// of kept inner chunks are copied into the new file at their stored offsets in a few kernel-side
+// copies (copy_file_range; a reflink where the filesystem shares blocks), so untouched inner
+// chunks keep their bytes and index entries, never re-encoded nor brought into memory, and the
+// replaced ones leave holes; the touched inner chunks are appended and a new index written. When
+// the unreferenced part would exceed half of the kept layout, the shard is compacted instead:
+// written anew, its kept inner chunks copied one by one. Either way the new file is renamed over
+// the old one. Inner chunks are encoded on several threads when there are fewer shards than
+// threads.
 //
 // Chunks (and inner chunks) that hold only the fill value are left out, and removed if stored,
 // unless WriteSettings::write_empty_chunks. Every file is replaced by rename: a chunk or shard is
@@ -33,6 +39,7 @@
 
 #include <fmt/format.h>
 
+#include "codec/shard_update.hpp"
 #include "engine/chunk_grid.hpp"
 #include "engine/write_buffers.hpp"
 #include "engine/worker_pool.hpp"
@@ -56,7 +63,8 @@ class WriteJob {
     if (array_.sharding) {
       // Few shards: their inner chunks get the threads the shards leave idle.
       inner_workers_ = std::max(1u, threads / workers_);
-      shards_.resize(workers_);
+      shards_.reserve(workers_);
+      for (unsigned w = 0; w < workers_; ++w) shards_.emplace_back(*array_.sharding);
     }
     buffers_ = take_write_buffers(std::size_t{workers_} * inner_workers_);
     total_ = count;
@@ -98,26 +106,20 @@ class WriteJob {
  private:
   using Buffers = WriteBuffers;
 
-  // One inner chunk of a shard being written.
-  struct InnerEntry {
-    bool present = false;
-    bool kept = false;  // present in the stored shard and not (yet) replaced
-    std::uint64_t offset = 0, nbytes = 0;  // kept: in the stored shard; else in the new one
-  };
-
   // What one shard worker reuses from shard to shard.
   struct ShardBuffers {
-    std::vector<InnerEntry> entries;
-    std::optional<StoreFile> old_file;  // the stored shard an update reads from
-    codec::ByteBuffer old_index;
-    std::vector<std::uint64_t> index;
+    explicit ShardBuffers(const codec::ShardingCodec& sharding) : update(sharding) {}
+    codec::ShardUpdate update;                   // the new shard's layout and index
+    std::optional<StoreFile> old_file;           // the stored shard an update reads from
+    std::optional<codec::ShardIndex> old_index;  // its index, for the touched inner chunks' bytes
+    std::vector<std::uint64_t> touched;          // linear indexes of the inner chunks written
   };
 
   // The shard file being written: inner chunks appended as they are encoded, by several threads.
   struct ShardFile {
     ShardFile(std::optional<KeyLock>& shard_lock, std::uint64_t start) : lock(shard_lock), body_start(start) {}
     std::optional<KeyLock>& lock;
-    const std::uint64_t body_start;  // where the first inner chunk goes (after an index at the start)
+    const std::uint64_t body_start;  // where the first new inner chunk goes (ShardUpdate::body_start)
     std::uint64_t end = 0;           // bytes of the body written so far
     std::mutex mutex;
   };
@@ -256,27 +258,24 @@ class WriteJob {
     array_.chain.decode(buffers.file, buffers.chunk, buffers.scratch);
   }
 
-  // Opens the stored shard `key` (if any) into shard.old_file and marks its inner chunks kept.
-  // Only the index is read: touched inner chunks are read one by one when merged, untouched ones
-  // copied file to file.
+  // Opens the stored shard `key` (if any) into shard.old_file and starts the update from its
+  // index. Only the index is read: touched inner chunks are read one by one when merged, kept
+  // ones copied file to file.
   void read_shard(const std::string& key, ShardBuffers& shard) {
     const auto& sharding = *array_.sharding;
     shard.old_file = array_.file_store().open(key);
     if (!shard.old_file) return;
     const std::uint64_t size = shard.old_file->size();
-    if (size > sharding.max_encoded_size() || size < sharding.index_nbytes())
-      throw Error(ErrorKind::corrupt_data, fmt::format("stored shard is {} bytes, outside [{}, {}]", size,
-                                                       sharding.index_nbytes(), sharding.max_encoded_size()));
-    shard.old_index.resize(static_cast<std::size_t>(sharding.index_nbytes()));
-    shard.old_file->read_exact(sharding.index_offset(size), shard.old_index);
-    auto index = sharding.decode_index(shard.old_index, size);
-    for (std::size_t i = 0; i < shard.entries.size(); ++i) {
-      if (index[i].missing()) continue;
-      auto& entry = shard.entries[i];
-      entry.present = entry.kept = true;
-      entry.offset = index[i].offset;
-      entry.nbytes = index[i].nbytes;
-    }
+    // Shards that appending updates left with unreferenced bytes are up to twice their live
+    // bytes (see ShardUpdate), and another tool may leave more: bound the size only by what an
+    // index can address, checked entry by entry below.
+    if (size < sharding.index_nbytes())
+      throw Error(ErrorKind::corrupt_data, fmt::format("stored shard is {} bytes, shorter than its {} byte index",
+                                                       size, sharding.index_nbytes()));
+    codec::ByteBuffer index_bytes(static_cast<std::size_t>(sharding.index_nbytes()));
+    shard.old_file->read_exact(sharding.index_offset(size), index_bytes);
+    shard.old_index.emplace(sharding.decode_index(std::move(index_bytes), size));
+    shard.update.start_from(*shard.old_index);
   }
 
   // Appends an inner chunk's bytes to the shard file (taking the shard's lock first if the write
@@ -323,20 +322,37 @@ class WriteJob {
       ChunkBox shard_box = box_of(coords, Extents{}, chunk_shape_, region_, rank_);
 
       ShardBuffers& shard = shards_[worker];
-      shard.entries.assign(static_cast<std::size_t>(sharding.inner_chunk_count()), InnerEntry{});
+      codec::ShardUpdate& update = shard.update;
+      update.start_new();
       shard.old_file.reset();
+      shard.old_index.reset();
       std::optional<KeyLock> lock;
       if (!covers_stored_part(shard_box, origin)) {
         ++merged_;
         lock.emplace(lock_key(key));
         read_shard(key, shard);
       }
-      const bool index_first = sharding.index_location() == codec::IndexLocation::start;
-      ShardFile file{lock, index_first ? sharding.index_nbytes() : 0};
+      // Every touched inner chunk is replaced (by new bytes, or left out when all fill value).
+      const std::uint64_t touched = inner.size();
+      const Extents grid = to_extents(sharding.chunks_per_shard());
+      shard.touched.resize(static_cast<std::size_t>(touched));
+      for (std::uint64_t t = 0; t < touched; ++t) {
+        // inner.cell(t): the cell of the inner grid, counted from the shard's origin.
+        const std::uint64_t linear = coords_to_linear(inner.cell(t), grid, rank_);
+        shard.touched[static_cast<std::size_t>(t)] = linear;
+        update.replace(linear);
+      }
+      update.plan();
+      ShardFile file{lock, update.body_start()};
+      // The kept inner chunks at their stored offsets, file to file (holes between runs); the
+      // new inner chunks follow from body_start().
+      for (const auto& run : update.kept_runs()) {
+        lock->seek(run.offset);
+        lock->copy_from(*shard.old_file, run.offset, run.nbytes);
+      }
 
       // The touched inner chunks, encoded on up to inner_workers_ threads and appended to the
       // shard file as each is done.
-      const std::uint64_t touched = inner.size();
       const unsigned helpers = static_cast<unsigned>(std::min<std::uint64_t>(inner_workers_, touched));
       std::atomic<std::uint64_t> next{0};
       const std::size_t inner_bytes = static_cast<std::size_t>(inner_chain.decoded_spec().nbytes());
@@ -345,63 +361,50 @@ class WriteJob {
         Buffers& local = *buffers_[slot];
         for (std::uint64_t t = next.fetch_add(1); t < touched && !failed_.load(std::memory_order_relaxed);
              t = next.fetch_add(1)) {
-          Extents local_coords = inner.cell(t);  // cell of the inner grid, counted from the shard's origin
-          std::uint64_t linear = 0;
+          const Extents local_coords = inner.cell(t);
+          const std::uint64_t linear = shard.touched[static_cast<std::size_t>(t)];
           Extents start{};
-          for (std::size_t d = 0; d < rank_; ++d) {
-            linear = linear * sharding.chunks_per_shard()[d] + local_coords[d];
-            start[d] = origin[d] + local_coords[d] * inner_shape[d];
-          }
-          InnerEntry& entry = shard.entries[static_cast<std::size_t>(linear)];
+          for (std::size_t d = 0; d < rank_; ++d) start[d] = origin[d] + local_coords[d] * inner_shape[d];
           ChunkBox box = box_of(local_coords, origin, inner_shape, region_, rank_);
           auto decoded = assemble(slot, box, start, inner_bytes, local, [&](Buffers& b) {
-            if (!entry.present) {
+            const codec::ShardIndexEntry stored =
+                shard.old_index ? (*shard.old_index)[linear] : codec::ShardIndexEntry{~std::uint64_t{0}, 0};
+            if (stored.missing()) {
               fill_with(b.chunk, fill_);
               return;
             }
-            b.file.resize(static_cast<std::size_t>(entry.nbytes));
-            shard.old_file->read_exact(entry.offset, b.file);
+            b.file.resize(static_cast<std::size_t>(stored.nbytes));
+            shard.old_file->read_exact(stored.offset, b.file);
             inner_chain.decode(b.file, b.chunk, b.scratch);
           });
-          entry = InnerEntry{};
           if (!options_.write_empty_chunks && all_fill(decoded, fill_)) {
             ++empty_;
             continue;
           }
           auto bytes = encode_chunk(inner_chain, decoded, local.encode_a, local.encode_b).bytes;
-          entry = {true, false, append_to_shard(key, file, bytes), bytes.size()};
+          update.place(linear, file.body_start + append_to_shard(key, file, bytes), bytes.size());
         }
       });
       if (failed_.load()) return;  // another task failed: leave the shard as it was
 
-      // Inner chunks the write did not touch keep their stored bytes, copied file to file.
-      for (auto& entry : shard.entries) {
-        if (!entry.kept) continue;
-        entry = {true, false, append_to_shard(key, file, *shard.old_file, entry.offset, entry.nbytes), entry.nbytes};
-      }
+      // Compacting: the kept inner chunks keep their stored bytes, copied file to file one by one.
+      for (const auto& kept : update.to_copy())
+        update.place(kept.inner,
+                     file.body_start + append_to_shard(key, file, *shard.old_file, kept.offset, kept.nbytes),
+                     kept.nbytes);
       shard.old_file.reset();
-      if (!lock) {  // nothing written: every inner chunk is empty
+      shard.old_index.reset();
+      if (!lock || update.empty()) {  // nothing written or kept: every inner chunk is empty
         erase(key, lock);
         return;
       }
-      bool any = false;
-      shard.index.assign(shard.entries.size() * 2, ~std::uint64_t{0});
-      for (std::size_t i = 0; i < shard.entries.size(); ++i) {
-        if (!shard.entries[i].present) continue;
-        any = true;
-        shard.index[2 * i] = file.body_start + shard.entries[i].offset;
-        shard.index[2 * i + 1] = shard.entries[i].nbytes;
-      }
-      if (!any) {
-        erase(key, lock);
-        return;
-      }
-      codec::ByteBuffer index = array_.sharding->index_chain().encode(std::as_bytes(std::span(shard.index)));
-      lock->seek(index_first ? 0 : file.body_start + file.end);
+      codec::ByteBuffer index = update.encode_index();
+      const std::uint64_t body_end = file.body_start + file.end;
+      lock->seek(update.index_offset(body_end));
       lock->write(index);
       lock->publish(options_.durable);
       ++files_written_;
-      bytes_written_ += file.end + index.size();
+      bytes_written_ += body_end + (update.index_offset(body_end) == 0 ? 0 : index.size());
     } catch (const Error& e) {
       throw e.with_context(fmt::format("{} (shard {})", (array_.path / key).string(), key));
     }

@@ -488,6 +488,140 @@ TEST(Write, ShardsLeaveFillInnerChunksOutAndKeepUntouchedOnes) {
   EXPECT_FALSE(fs::exists(dir / "a/c/0/0"));
 }
 
+class ShardUpdates : public ::testing::TestWithParam<std::string> {};
+
+// Two regions of one shard rewritten in turn: the shard is updated by appending (untouched
+// inner chunks keep their stored offsets, the file grows), compacted once the replaced bytes
+// would make up more than half of it (the file shrinks), never more than about twice its live
+// bytes, and always reads back.
+TEST_P(ShardUpdates, AppendThenCompactAndReadBack) {
+  test::TempDir dir;
+  Array array = Array::create(
+      dir / "a", sharded(json::array({bytes_le(), {{"name", "zstd"}, {"configuration", {{"level", 1}}}}}), GetParam()));
+  const DataType dtype = array.metadata().dtype;
+  Model model{array.metadata().shape, dtype.size, {}};
+  std::mt19937 rng(5);
+  const Region whole = full_region(model.shape);
+  model.bytes = values_for(dtype, model.count(), rng, false);
+  array.write(whole, source_of(model.bytes, whole, dtype));
+  const fs::path shard = dir / "a/c/0/0";
+  const std::uint64_t index_bytes = 16 * 16 + 4;  // 4x4 inner chunks, crc32c
+
+  int appends = 0, compactions = 0;
+  for (int round = 0; round < 12; ++round) {
+    const auto before = stored_index(array, "c/0/0");
+    const std::uint64_t size_before = fs::file_size(shard);
+    // Parts of inner chunks (0, 0), (0, 1), (1, 0), (1, 1) of shard 0/0 (8x10 each), or of
+    // (2, 2), (2, 3), (3, 2), (3, 3): merges. (Rewriting only the chunks the last update
+    // appended would just drop them from the copied prefix: the file would not grow.)
+    const bool first = round % 2 == 0;
+    const Region region = first ? Region{{5, 12}, {5, 16}} : Region{{17, 24}, {25, 36}};
+    std::vector<std::byte> part = values_for(dtype, 7 * 11, rng, false);
+    WriteStats stats = array.write(region, source_of(part, region, dtype));
+    model.write(region, part);
+    EXPECT_EQ(stats.chunks_merged, 1u);
+    ASSERT_EQ(read_all(Array::open(dir / "a")), model.bytes) << "round " << round;
+
+    const auto after = stored_index(array, "c/0/0");
+    const std::uint64_t size_after = fs::file_size(shard);
+    std::uint64_t live = 0;
+    bool offsets_kept = true;
+    for (std::uint64_t i = 0; i < 16; ++i) {
+      ASSERT_FALSE(after[i].missing()) << i;
+      live += after[i].nbytes;
+      const bool touched = first ? (i == 0 || i == 1 || i == 4 || i == 5) : (i == 10 || i == 11 || i == 14 || i == 15);
+      if (touched) continue;
+      if (after[i].offset != before[i].offset) offsets_kept = false;
+      ASSERT_EQ(after[i].nbytes, before[i].nbytes) << "inner chunk " << i << " was re-encoded";
+    }
+    if (offsets_kept && size_after > size_before) ++appends;
+    if (!offsets_kept && size_after < size_before) ++compactions;
+    ASSERT_LE(size_after, 2 * live + index_bytes) << "round " << round;
+  }
+  EXPECT_GT(appends, 0);
+  EXPECT_GT(compactions, 0);
+  // Other shards were not touched by these writes; no lock file stays.
+  for (const auto& [name, contents] : snapshot(dir / "a")) EXPECT_EQ(name.find("__lock"), std::string::npos) << name;
+}
+
+// A write that fails in the middle of a shard (an inner chunk it must merge is damaged, after
+// another inner chunk of that shard was already appended to the new file) leaves the shard's
+// file exactly as it was, and no temporary file behind.
+TEST_P(ShardUpdates, AFailureInsideAShardLeavesItsFileAsItWas) {
+  test::TempDir dir;
+  Array array = Array::create(
+      dir / "a", sharded(json::array({bytes_le(), {{"name", "zstd"}, {"configuration", {{"level", 1}}}}}), GetParam()));
+  const DataType dtype = array.metadata().dtype;
+  std::mt19937 rng(9);
+  const Region whole = full_region(array.metadata().shape);
+  auto values = values_for(dtype, 37 * 50, rng, false);
+  array.write(whole, source_of(values, whole, dtype));
+  // Damage inner chunk (0, 1) of shard 0/0 (its zstd frame), keeping the index intact.
+  const fs::path shard = dir / "a/c/0/0";
+  const auto entry = stored_index(array, "c/0/0")[1];
+  {
+    std::fstream file(shard, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(entry.offset));
+    std::string junk(static_cast<std::size_t>(entry.nbytes), '\x5a');
+    file.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  const auto before = snapshot(dir / "a");
+  // Rows 1-6 of inner chunks (0, 0) and (0, 1): both merged, (0, 0) first on one thread.
+  const Region region{{1, 7}, {2, 18}};
+  std::vector<std::byte> part = values_for(dtype, 6 * 16, rng, false);
+  Settings one_thread;
+  one_thread.threads = 1;
+  try {
+    array.write(region, source_of(part, region, dtype), {}, one_thread);
+    ADD_FAILURE() << "the write succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("shard c/0/0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(snapshot(dir / "a"), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(IndexLocations, ShardUpdates, ::testing::Values("start", "end"));
+
+// A reader reads a shard's index, then its inner chunks from the file opened anew: a writer that
+// renamed a new shard over it in between must not make the reader apply the old offsets to the
+// new file. Here the swap happens in the progress report that follows the index read (one
+// thread: the inner chunks are read after it).
+TEST(Write, AShardReplacedWhileBeingReadIsReadFromItsNewVersion) {
+  test::TempDir dir;
+  Array array = Array::create(
+      dir / "a", sharded(json::array({bytes_le(), {{"name", "zstd"}, {"configuration", {{"level", 1}}}}}), "end"));
+  const DataType dtype = array.metadata().dtype;
+  std::mt19937 rng(3);
+  const Region whole = full_region(array.metadata().shape);
+  Model model{array.metadata().shape, dtype.size, values_for(dtype, 37 * 50, rng, false)};
+  array.write(whole, source_of(model.bytes, whole, dtype));
+  const fs::path shard = dir / "a/c/0/0";
+  fs::copy_file(shard, dir / "old");
+  // The new version: inner chunk (1, 1) rewritten (appended; its old bytes stay in the file,
+  // where the old index points).
+  const Region region{{8, 16}, {10, 20}};
+  std::vector<std::byte> part = values_for(dtype, 80, rng, false);
+  array.write(region, source_of(part, region, dtype));
+  model.write(region, part);
+  fs::copy_file(shard, dir / "new");
+  fs::copy_file(dir / "old", shard, fs::copy_options::overwrite_existing);
+
+  bool swapped = false;
+  Settings settings;
+  settings.threads = 1;
+  settings.progress = [&](std::size_t, std::size_t) {
+    if (!swapped) fs::rename(dir / "new", shard);
+    swapped = true;
+    return true;
+  };
+  NDArray back = Array::open(dir / "a").read({{0, 32}, {0, 40}}, Device::cpu, settings);
+  ASSERT_TRUE(swapped);
+  auto* got = static_cast<const std::uint16_t*>(back.data());
+  const auto* expected = reinterpret_cast<const std::uint16_t*>(model.bytes.data());
+  for (std::size_t y = 0; y < 32; ++y)
+    for (std::size_t x = 0; x < 40; ++x) ASSERT_EQ(got[y * 40 + x], expected[y * 50 + x]) << y << "," << x;
+}
+
 TEST(Write, AFailureNamesTheRegionAndChunkAndLeavesChunksWhole) {
   test::TempDir dir;
   Array array = Array::create(dir / "a", v3_array("uint16", json::array({bytes_le()})));
