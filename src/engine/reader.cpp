@@ -11,7 +11,8 @@
 // fetched with one read. The plan of a wave holds 24 bytes per inner chunk (boxes are computed
 // when a chunk is placed), so the bookkeeping stays bounded however small the inner chunks are.
 //
-// Memory: each worker holds one decoded chunk, its stored bytes and the chain's scratch. The job
+// Memory: each worker holds one decoded chunk, its stored bytes and the chain's scratch (the
+// latter two lent by its thread, which keeps them for its next read: worker_scratch.hpp). The job
 // runs no more workers than Settings::effective_memory_limit() allows for that, and a chunk (or a
 // checksummed shard index) that alone needs more than the limit fails, naming its key, before it
 // is allocated. A failed allocation anywhere in a worker becomes an Error naming the chunk.
@@ -28,9 +29,9 @@
 #include <fmt/format.h>
 
 #include "engine/worker_pool.hpp"
+#include "engine/worker_scratch.hpp"
 #include "store/byte_ranges.hpp"
 #include "util/checked_math.hpp"
-#include "util/default_init_allocator.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -160,6 +161,8 @@ class ReadJob {
   void parallel(std::uint64_t tasks, std::uint64_t batch, Body&& body) {
     std::atomic<std::uint64_t> next{0};
     auto loop = [&](unsigned worker) {
+      WorkerScratchLease lease;  // this thread's buffers, as its last read left them
+      scratch_[worker] = &lease.get();
       while (!failed_.load(std::memory_order_relaxed)) {
         std::uint64_t first = next.fetch_add(batch);
         if (first >= tasks) break;
@@ -179,7 +182,6 @@ class ReadJob {
       }
     };
     if (scratch_.size() < workers_) scratch_.resize(workers_);
-    if (file_buffers_.size() < workers_) file_buffers_.resize(workers_);
     WorkerPool::shared().run(workers_, loop);
   }
 
@@ -244,11 +246,11 @@ class ReadJob {
       throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
                                                        file->size(), array_.chain.max_encoded_size()));
     check_chunk_memory(file->size());
-    auto& encoded = file_buffers_[worker];
+    auto& encoded = scratch_[worker]->stored;
     encoded.resize(static_cast<std::size_t>(file->size()));
     file->read_all(encoded);
     auto staging = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
-    array_.chain.decode(encoded, staging, scratch_[worker]);
+    array_.chain.decode(encoded, staging, scratch_[worker]->codec);
     sink_.place(worker, staging, box);
   }
 
@@ -259,7 +261,7 @@ class ReadJob {
     const bool identity = array_.chain.is_identity();
     std::span<std::byte> direct = identity ? sink_.direct_target(box) : std::span<std::byte>();
     std::span<std::byte> staging;
-    auto& encoded = file_buffers_[worker];
+    auto& encoded = scratch_[worker]->stored;
     auto destination = [&](std::uint64_t size) -> std::span<std::byte> {
       if (identity) {
         if (size != chunk_bytes)
@@ -291,7 +293,7 @@ class ReadJob {
     }
     auto decoded = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
     array_.chain.decode(std::span<const std::byte>(encoded).first(static_cast<std::size_t>(*size)), decoded,
-                        scratch_[worker]);
+                        scratch_[worker]->codec);
     sink_.place(worker, decoded, box);
   }
 
@@ -484,7 +486,7 @@ class ReadJob {
             run_bytes = batch[end].offset + batch[end].nbytes - batch[i].offset;
             ++end;
           }
-          auto& encoded = file_buffers_[worker];
+          auto& encoded = scratch_[worker]->stored;
           encoded.resize(static_cast<std::size_t>(run_bytes));
           file->read_exact(batch[i].offset, encoded);
           bytes_read_ += run_bytes;
@@ -493,7 +495,7 @@ class ReadJob {
                 static_cast<std::size_t>(batch[k].offset - batch[i].offset), static_cast<std::size_t>(batch[k].nbytes));
             auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
             try {
-              inner_chain.decode(piece, staging, scratch_[worker]);
+              inner_chain.decode(piece, staging, scratch_[worker]->codec);
             } catch (const std::bad_alloc&) {
               throw Error(ErrorKind::io, fmt::format("out of memory (inner chunk at offset {})", batch[k].offset));
             }
@@ -525,9 +527,9 @@ class ReadJob {
   bool staged_identity_ = false;
   unsigned workers_ = 1;
 
-  std::vector<codec::Scratch> scratch_;
-  // Stored bytes of a chunk or a run of inner chunks: overwritten by each read, never zeroed.
-  std::vector<UninitializedBytes> file_buffers_;
+  // Per worker, while it runs: stored bytes of a chunk or a run of inner chunks (overwritten by
+  // each read, never zeroed) and the chain's scratch, lent by the worker's thread.
+  std::vector<WorkerScratch*> scratch_;
   std::vector<std::string> slice_keys_;
   std::vector<std::uint64_t> slice_sizes_;  // each slice's shard size, as planning found it
   std::atomic<bool> failed_{false};
