@@ -244,6 +244,17 @@ class Array {
   ReadStats read_selection_into(const Selection& selection, const Destination& destination,
                                 const Settings& settings = Settings::from_environment()) const;
 
+  // Reads single elements, a coordinate selection (Python's arr.vindex): coordinates[axis][i]
+  // is point i's index on `axis` (negative counts from the end), one list per axis, all of one
+  // length. The elements land one after another in the destination (contiguous: byte_strides
+  // empty or the element size), in the points' order; repeats and any order are allowed. Only the
+  // chunks (inner chunks) holding a point are read, each once (engine/point_read.hpp). A device
+  // destination gets the gathered elements in one copy. Errors: as read(), and
+  // Error(invalid_argument) naming the point and axis for an index out of bounds, or for lists
+  // of different lengths or a count of lists other than the rank.
+  ReadStats read_points_into(const std::vector<std::vector<std::int64_t>>& coordinates, const Destination& destination,
+                             const Settings& settings = Settings::from_environment()) const;
+
   // --- Many regions at once (read_many.cpp, array_many.cpp). The batch is planned as one:
   // every chunk (or inner chunk of a shard) that any region needs is fetched and decoded once,
   // then placed into each region that needs it, on the shared worker pool. Device destinations

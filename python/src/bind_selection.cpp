@@ -1,5 +1,6 @@
 // _native.Array.read_selection / read_selection_into: reads of selections beyond boxes (slice
-// steps, index lists, masks). The Python layer (zarrdirect/_region.py) has already checked the
+// steps, index lists, masks); _native.Array.read_points: coordinate selections (arr.vindex), whose
+// points arrive per axis as 1-d int64 arrays of one length, broadcast by zarrdirect/_region.py. The Python layer (zarrdirect/_region.py) has already checked the
 // key with NumPy's rules and messages; what arrives per array axis is an int (an index), a
 // (start, stop, step) tuple (None: an open bound) or a 1-d int64 array of indices.
 #include <optional>
@@ -105,6 +106,43 @@ py::dict read_selection_into(const Array& array, const py::list& axes, std::uint
   return stats_to_dict(stats);
 }
 
+// The points land as one run of elements; `shape` (the broadcast index shape) is how Python sees it.
+py::tuple read_points(const Array& array, const py::list& axes, const std::vector<std::int64_t>& shape,
+                      const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
+                      unsigned threads, const py::object& progress) {
+  const Device device = parse_device(device_name);
+  const DeviceSpec spec = checked_device(device, cuda_device);
+  if (device == Device::cpu) stream.reset();
+  std::vector<std::vector<std::int64_t>> coordinates;
+  for (const py::handle item : axes) {
+    auto indices = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(item);
+    if (!indices || indices.ndim() != 1)
+      throw Error(ErrorKind::invalid_argument, "read_points: each axis' coordinates must be a 1-d integer array");
+    coordinates.emplace_back(indices.data(), indices.data() + indices.size());
+  }
+  const std::uint64_t count = coordinates.empty() ? 0 : coordinates.front().size();
+  const Settings settings = make_settings(threads);
+  int run_device = -1;
+  if (device == Device::cuda) run_device = cuda_device >= 0 ? cuda_device : current_device();
+  NDArray result;
+  run_interruptible(
+      [&](const ProgressCallback& callback) {
+        Settings with_progress = settings;
+        with_progress.progress = callback;
+        Buffer buffer = Buffer::allocate(spec, static_cast<std::size_t>(count * array.metadata().dtype.size));
+        Destination destination{buffer.data(), {}, device, stream_pointer(stream), buffer.device_ordinal()};
+        ReadStats stats = array.read_points_into(coordinates, destination, with_progress);
+        result = NDArray(std::move(buffer), {count}, array.metadata().dtype, std::move(stats));
+      },
+      progress, run_device);
+  auto out_shape = result_shape(result, shape);
+  py::dict stats = stats_to_dict(result.stats());
+  if (device == Device::cpu) return py::make_tuple(host_view(std::move(result), out_shape), stats);
+  int holder = device_of_pointer(result.data());
+  if (holder < 0) holder = std::max(run_device, 0);
+  return py::make_tuple(py::cast(DeviceArray(std::move(result), std::move(out_shape), holder, stream)), stats);
+}
+
 }  // namespace
 
 void bind_selection(py::module_& module) {
@@ -112,7 +150,9 @@ void bind_selection(py::module_& module) {
   cls.def("read_selection", &read_selection, py::arg("axes"), py::arg("shape"), py::arg("device"),
           py::arg("cuda_device"), py::arg("stream"), py::arg("threads"), py::arg("progress"))
       .def("read_selection_into", &read_selection_into, py::arg("axes"), py::arg("data"), py::arg("byte_strides"),
-           py::arg("device"), py::arg("cuda_device"), py::arg("stream"), py::arg("threads"), py::arg("progress"));
+           py::arg("device"), py::arg("cuda_device"), py::arg("stream"), py::arg("threads"), py::arg("progress"))
+      .def("read_points", &read_points, py::arg("axes"), py::arg("shape"), py::arg("device"), py::arg("cuda_device"),
+           py::arg("stream"), py::arg("threads"), py::arg("progress"));
 }
 
 }  // namespace zarrdirect::python

@@ -11,7 +11,7 @@ from . import _native
 from ._errors import InvalidArgumentError, InvalidMetadataError, NotFoundError, ZarrdirectError
 from ._options import parse_device, parse_stream, parse_threads, progress_callback
 from ._out import target_of
-from ._region import Selection, parse_region_string, select
+from ._region import Points, Selection, parse_region_string, select, select_points
 from ._storage import kept, native_store_options
 
 __all__ = ["Array", "open"]
@@ -369,6 +369,29 @@ class Array:
         their axis. ``arr.oindex.cuda[...]`` reads into GPU memory."""
         return _OrthogonalIndexer(self, "cpu")
 
+    @property
+    def vindex(self) -> "_VectorizedIndexer":
+        """``arr.vindex[[z0, z1], [y0, y1], [x0, x1]]``: coordinate (point) selection as
+        zarr-python's ``vindex`` and NumPy's fancy indexing with an array on every axis: integer
+        arrays (or integers) per axis, broadcast together; the result has their broadcast shape,
+        points in the caller's order (repeats and negative indices allowed). One boolean mask of
+        the array's shape selects its True elements. Only the chunks holding a point are read,
+        each once. ``arr.vindex.cuda[...]`` reads into GPU memory."""
+        return _VectorizedIndexer(self, "cpu")
+
+    def get_coordinate_selection(self, selection: Any) -> Any:
+        """zarr-python's name for ``arr.vindex[selection]`` with integer arrays."""
+        return self.vindex[selection]
+
+    def get_mask_selection(self, mask: Any) -> Any:
+        """zarr-python's name for ``arr.vindex[mask]``, `mask` a boolean array of the array's shape."""
+        return self.vindex[mask]
+
+    def _read_points(self, points: Points, device: str) -> tuple[Any, dict]:
+        kind, ordinal = parse_device(device, None)
+        return self._native.read_points(points.axes, list(points.shape), kind, ordinal, None, parse_threads(None),
+                                        progress_callback(False))
+
     def get_basic_selection(self, selection: Any = Ellipsis, out: Any = None) -> Any:
         """zarr-python's name for ``arr[selection]``."""
         parsed = select(selection, self.shape)
@@ -532,6 +555,25 @@ class _OrthogonalIndexer:
         selection = select(key, self._array.shape, orthogonal=True)
         data, _ = self._array._read(selection, self._device, None, None, None, False)
         return data[()] if selection.scalar and self._device == "cpu" else data
+
+
+class _VectorizedIndexer:
+    """The object behind ``arr.vindex`` (and ``arr.vindex.cuda``)."""
+
+    __slots__ = ("_array", "_device")
+
+    def __init__(self, array: Array, device: str) -> None:
+        self._array = array
+        self._device = device
+
+    @property
+    def cuda(self) -> "_VectorizedIndexer":
+        return _VectorizedIndexer(self._array, "cuda")
+
+    def __getitem__(self, key: Any) -> Any:
+        points = select_points(key, self._array.shape)
+        data, _ = self._array._read_points(points, self._device)
+        return data[()] if points.scalar and self._device == "cpu" else data
 
 
 def _shown(text: str, limit: int = 60) -> str:

@@ -5,7 +5,9 @@ module maps what Python users write -- ``arr[10:20, :, 5]``, ``arr[..., -1]``, t
 ``"0:10,:,5"`` -- onto such a box and onto the shape NumPy would give the result (integers drop
 their dimension, ``None`` adds one). Slice steps (negative too) and, through ``arr.oindex``,
 integer arrays and boolean masks per axis become a selection the engine reads chunk by chunk,
-visiting only the chunks that hold a selected element.
+visiting only the chunks that hold a selected element. ``arr.vindex`` takes points (coordinate
+selection, NumPy's fancy indexing with an array on every axis): :func:`select_points` broadcasts
+them into one coordinate list per axis.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from ._errors import InvalidIndexError
 
-__all__ = ["Selection", "select", "parse_region_string"]
+__all__ = ["Selection", "Points", "select", "select_points", "parse_region_string"]
 
 
 class Selection(NamedTuple):
@@ -183,6 +185,71 @@ def select(key: Any, shape: Sequence[int], orthogonal: bool = False) -> Selectio
         region = [(a, a + 1) if isinstance(a, int) else (a[0], a[1]) for a in axes]
         return Selection(region, tuple(out_shape), tuple(source_dims), scalar)
     return Selection(_bounds_of(axes, shape), tuple(out_shape), tuple(source_dims), scalar, tuple(axes))
+
+
+class Points(NamedTuple):
+    """A coordinate selection: which elements to read and how to present them."""
+
+    axes: list
+    """Per array dimension a 1-d int64 array of indices (wrapped, in bounds), one per point, in
+    C order of :attr:`shape`."""
+    shape: tuple[int, ...]
+    """The shape of the result: the index arrays' broadcast shape, as NumPy fancy indexing gives."""
+    scalar: bool
+    """Every axis was picked by a plain integer: NumPy returns a scalar."""
+
+
+def select_points(key: Any, shape: Sequence[int]) -> Points:
+    """What ``array.vindex[key]`` means for an array of ``shape``, as in zarr-python: an integer
+    or an integer array (list) on every axis, broadcast against each other (negative indices
+    count from the end), or one boolean mask of the array's shape."""
+    items = key if isinstance(key, tuple) else (key,)
+    ndim = len(shape)
+    if ndim == 0:
+        raise _bad("vindex needs an array of at least one dimension")
+    if len(items) == 1 and not isinstance(items[0], (bool, np.bool_)):
+        mask = np.asarray(items[0]) if isinstance(items[0], (list, np.ndarray)) else None
+        if mask is not None and mask.dtype == np.bool_:
+            if mask.shape != tuple(shape):
+                raise _bad(f"vindex: a boolean mask must have the array's shape {tuple(shape)}, not {mask.shape}")
+            axes = [np.ascontiguousarray(a, dtype=np.int64) for a in np.nonzero(mask)]
+            return Points(axes, (int(axes[0].size),), False)
+    for axis, item in enumerate(items):
+        if isinstance(item, slice) or item is Ellipsis or item is None:
+            raise _bad(f"vindex takes integer arrays on every axis; axis {axis} got {item!r}: use arr.oindex[...] "
+                       "or arr[...] for slices")
+    if len(items) != ndim:
+        raise _bad(f"vindex takes one integer array (or integer) per axis: the array has {ndim} dimensions, "
+                   f"the index {len(items)} items")
+    arrays = []
+    for axis, item in enumerate(items):
+        if _as_integer(item) is not None:
+            values = np.asarray(_as_integer(item), dtype=np.int64)
+        else:
+            values = np.asarray(item)
+            if values.size == 0 and values.dtype != np.bool_:
+                values = values.astype(np.int64)
+            if not np.issubdtype(values.dtype, np.integer):
+                raise _bad(f"vindex: axis {axis} index must be an integer array (or an integer), not "
+                           f"{'a boolean array' if values.dtype == np.bool_ else values.dtype}; a boolean mask "
+                           "selects points only as the whole index, of the array's shape")
+            values = values.astype(np.int64)
+        arrays.append(values)
+    try:
+        broadcast = np.broadcast_arrays(*arrays)
+    except ValueError:
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        raise _bad(f"vindex: the index arrays' shapes {shapes} do not broadcast together") from None
+    out_shape = broadcast[0].shape
+    axes = []
+    for axis, (values, extent) in enumerate(zip(broadcast, shape)):
+        flat = np.ascontiguousarray(values.reshape(-1), dtype=np.int64)
+        bad = (flat < -extent) | (flat >= extent)
+        if bad.any():
+            raise _bad(f"index {int(flat[bad][0])} is out of bounds for axis {axis} with size {extent}")
+        axes.append(np.where(flat < 0, flat + extent, flat))
+    scalar = all(_as_integer(item) is not None and not isinstance(item, np.ndarray) for item in items)
+    return Points(axes, tuple(int(e) for e in out_shape), scalar)
 
 
 def parse_region_string(text: str) -> tuple:

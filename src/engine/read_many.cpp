@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "engine/worker_pool.hpp"
+#include "engine/worker_scratch.hpp"
 #include "util/checked_math.hpp"
 
 namespace zarrdirect {
@@ -106,8 +107,7 @@ class ManyJob {
 
  private:
   struct WorkerState {
-    codec::Scratch scratch;
-    codec::ByteBuffer encoded;
+    WorkerScratch* buffers = nullptr;        // stored bytes and codec scratch, lent by the thread
     std::shared_ptr<DecodedChunk> reusable;  // the decode target when nothing is cached
     std::unique_ptr<StoreObject> file;       // the shard last read from, kept open
     std::string file_key;
@@ -200,6 +200,8 @@ class ManyJob {
   void parallel(std::size_t tasks, Body&& body) {
     std::atomic<std::size_t> next{0};
     WorkerPool::shared().run(workers_, [&](unsigned worker) {
+      WorkerScratchLease lease;  // this thread's buffers, as its last read left them (worker_scratch.hpp)
+      states_[worker].buffers = &lease.get();
       while (!failed_.load(std::memory_order_relaxed)) {
         const std::size_t task = next.fetch_add(1);
         if (task >= tasks) break;
@@ -332,7 +334,7 @@ class ManyJob {
   }
 
   void decode_into(unsigned worker, std::span<const std::byte> stored, DecodedChunk& target) {
-    staged_chain_->decode(stored, std::span(target.data.get(), target.size), states_[worker].scratch);
+    staged_chain_->decode(stored, std::span(target.data.get(), target.size), states_[worker].buffers->codec);
     ++decoded_;
   }
 
@@ -362,7 +364,7 @@ class ManyJob {
         throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
                                                          file->size(), array_.chain.max_encoded_size()));
       check_chunk_memory(file->size());
-      auto& encoded = states_[worker].encoded;
+      auto& encoded = states_[worker].buffers->stored;
       encoded.resize(static_cast<std::size_t>(file->size()));
       file->read_all(encoded);
       decode_into(worker, encoded, *target);
@@ -404,9 +406,10 @@ class ManyJob {
       if (unit.nbytes > staged_chain_->max_encoded_size())
         throw Error(ErrorKind::corrupt_data, fmt::format("inner chunk is {} bytes, more than any valid encoding ({})",
                                                          unit.nbytes, staged_chain_->max_encoded_size()));
-      state.encoded.resize(static_cast<std::size_t>(unit.nbytes));
-      state.file->read_exact(unit.offset, state.encoded);
-      decode_into(worker, state.encoded, *target);
+      auto& encoded = state.buffers->stored;
+      encoded.resize(static_cast<std::size_t>(unit.nbytes));
+      state.file->read_exact(unit.offset, encoded);
+      decode_into(worker, encoded, *target);
     }
     bytes_read_ += unit.nbytes;
     if (use_cache_) cache_->insert(shard.key, needs_[unit.first].inner, signature, target);

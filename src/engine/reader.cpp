@@ -15,7 +15,8 @@
 // every inner chunk is read whole from one version of the shard (local files; an object store's
 // objects are not checked).
 //
-// Memory: each worker holds one decoded chunk, its stored bytes and the chain's scratch. The job
+// Memory: each worker holds one decoded chunk, its stored bytes and the chain's scratch (the
+// latter two lent by its thread, which keeps them for its next read: worker_scratch.hpp). The job
 // runs no more workers than Settings::effective_memory_limit() allows for that, and a chunk (or a
 // checksummed shard index) that alone needs more than the limit fails, naming its key, before it
 // is allocated. A failed allocation anywhere in a worker becomes an Error naming the chunk.
@@ -33,9 +34,9 @@
 
 #include "engine/chunk_cache.hpp"
 #include "engine/worker_pool.hpp"
+#include "engine/worker_scratch.hpp"
 #include "store/byte_ranges.hpp"
 #include "util/checked_math.hpp"
-#include "util/default_init_allocator.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -165,6 +166,8 @@ class ReadJob {
   void parallel(std::uint64_t tasks, std::uint64_t batch, Body&& body) {
     std::atomic<std::uint64_t> next{0};
     auto loop = [&](unsigned worker) {
+      WorkerScratchLease lease;  // this thread's buffers, as its last read left them
+      scratch_[worker] = &lease.get();
       while (!failed_.load(std::memory_order_relaxed)) {
         std::uint64_t first = next.fetch_add(batch);
         if (first >= tasks) break;
@@ -184,7 +187,6 @@ class ReadJob {
       }
     };
     if (scratch_.size() < workers_) scratch_.resize(workers_);
-    if (file_buffers_.size() < workers_) file_buffers_.resize(workers_);
     WorkerPool::shared().run(workers_, loop);
   }
 
@@ -249,11 +251,11 @@ class ReadJob {
       throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
                                                        file->size(), array_.chain.max_encoded_size()));
     check_chunk_memory(file->size());
-    auto& encoded = file_buffers_[worker];
+    auto& encoded = scratch_[worker]->stored;
     encoded.resize(static_cast<std::size_t>(file->size()));
     file->read_all(encoded);
     auto staging = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
-    array_.chain.decode(encoded, staging, scratch_[worker]);
+    array_.chain.decode(encoded, staging, scratch_[worker]->codec);
     sink_.place(worker, staging, box);
   }
 
@@ -264,7 +266,7 @@ class ReadJob {
     const bool identity = array_.chain.is_identity();
     std::span<std::byte> direct = identity ? sink_.direct_target(box) : std::span<std::byte>();
     std::span<std::byte> staging;
-    auto& encoded = file_buffers_[worker];
+    auto& encoded = scratch_[worker]->stored;
     auto destination = [&](std::uint64_t size) -> std::span<std::byte> {
       if (identity) {
         if (size != chunk_bytes)
@@ -296,7 +298,7 @@ class ReadJob {
     }
     auto decoded = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
     array_.chain.decode(std::span<const std::byte>(encoded).first(static_cast<std::size_t>(*size)), decoded,
-                        scratch_[worker]);
+                        scratch_[worker]->codec);
     sink_.place(worker, decoded, box);
   }
 
@@ -503,7 +505,7 @@ class ReadJob {
             run_bytes = batch[end].offset + batch[end].nbytes - batch[i].offset;
             ++end;
           }
-          auto& encoded = file_buffers_[worker];
+          auto& encoded = scratch_[worker]->stored;
           encoded.resize(static_cast<std::size_t>(run_bytes));
           file->read_exact(batch[i].offset, encoded);
           bytes_read_ += run_bytes;
@@ -512,7 +514,7 @@ class ReadJob {
                 static_cast<std::size_t>(batch[k].offset - batch[i].offset), static_cast<std::size_t>(batch[k].nbytes));
             auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
             try {
-              inner_chain.decode(piece, staging, scratch_[worker]);
+              inner_chain.decode(piece, staging, scratch_[worker]->codec);
             } catch (const std::bad_alloc&) {
               throw Error(ErrorKind::io, fmt::format("out of memory (inner chunk at offset {})", batch[k].offset));
             }
@@ -558,12 +560,12 @@ class ReadJob {
         continue;
       }
       check_chunk_memory(entry.nbytes);
-      auto& encoded = file_buffers_[worker];
+      auto& encoded = scratch_[worker]->stored;
       encoded.resize(static_cast<std::size_t>(entry.nbytes));
       file.read_exact(entry.offset, encoded);
       bytes_read_ += entry.nbytes;
       auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
-      sharding.inner_chain().decode(encoded, staging, scratch_[worker]);
+      sharding.inner_chain().decode(encoded, staging, scratch_[worker]->codec);
       sink_.place(worker, staging, box);
     }
   }
@@ -584,9 +586,9 @@ class ReadJob {
   bool staged_identity_ = false;
   unsigned workers_ = 1;
 
-  std::vector<codec::Scratch> scratch_;
-  // Stored bytes of a chunk or a run of inner chunks: overwritten by each read, never zeroed.
-  std::vector<UninitializedBytes> file_buffers_;
+  // Per worker, while it runs: stored bytes of a chunk or a run of inner chunks (overwritten by
+  // each read, never zeroed) and the chain's scratch, lent by the worker's thread.
+  std::vector<WorkerScratch*> scratch_;
   std::vector<std::string> slice_keys_;
   std::vector<std::uint64_t> slice_sizes_;  // each slice's shard size, as planning found it
   std::vector<FileSignature> slice_signatures_;  // each slice's shard file (local), as planning found it
