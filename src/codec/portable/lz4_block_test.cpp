@@ -167,8 +167,8 @@ TEST(PortableLz4Block, RefusesBadOffsetsAndEndRules) {
   EXPECT_EQ(ours(trailing, 64, decoded).status, DecodeStatus::corrupt);
   EXPECT_FALSE(reference_decode(trailing, 64, reference));
   // A literal length that runs off the input (255-extension bytes to the end).
-  Bytes endless_length{0xf0};
-  endless_length.insert(endless_length.end(), 40, 0xff);
+  Bytes endless_length(41, 0xff);
+  endless_length[0] = 0xf0;
   EXPECT_EQ(ours(endless_length, 1 << 20, decoded).status, DecodeStatus::truncated);
   // Literals longer than the room.
   const Bytes too_long{0x50, 'a', 'b', 'c', 'd', 'e'};
