@@ -7,7 +7,7 @@
 //   blosc_decode_block  decodes block i of a planned frame into its place in the output (what
 //                       one GPU thread block runs; independent of every other block).
 //
-// Layout (c-blosc 1.x, format version 2): byte 0 format version, 1 compressor format version,
+// Layout (c-blosc 1.x, format version 2): byte 0 format version (2), 1 compressor format version,
 // 2 flags (bit 0 byte shuffle, bit 1 memcpyed, bit 2 bit shuffle, bit 4 "not split", bits 5-7
 // compressor: 1 is lz4 and lz4hc), 3 typesize, then little-endian uint32 nbytes (decoded size),
 // blocksize and cbytes (frame size). A memcpyed frame holds the nbytes raw after the header.
@@ -105,17 +105,21 @@ ZD_HOST_DEVICE inline DecodeStatus blosc_plan(const std::uint8_t* src, std::uint
   if (frame.cbytes > src_size) return DecodeStatus::truncated;
   if (frame.nbytes > max_nbytes) return DecodeStatus::output_overflow;
   if (frame.typesize == 0) return DecodeStatus::corrupt;
-  // Blosc 2 frames (version 3 and up) and anything else unknown go to the CPU library.
-  if (version == 0 || version > 2 || (frame.flags & kFlagUnknown) != 0) return DecodeStatus::unsupported;
+  // c-blosc 1 reads format version 2 only; other versions (blosc 2's frames among them) and flags
+  // it does not define go to the CPU library, which decides.
+  if (version != 2 || (frame.flags & kFlagUnknown) != 0) return DecodeStatus::unsupported;
   if (frame.nbytes == 0) {  // c-blosc writes blocksize 0 for an empty buffer
     frame.nblocks = 0;
-    return frame.memcpyed() || frame.cbytes >= kHeaderSize ? DecodeStatus::ok : DecodeStatus::corrupt;
+    return DecodeStatus::ok;
   }
   // c-blosc never writes a block longer than the buffer (and refuses such frames).
   if (frame.blocksize == 0 || frame.blocksize > frame.nbytes) return DecodeStatus::corrupt;
   frame.nblocks = frame.nbytes / frame.blocksize + (frame.nbytes % frame.blocksize != 0 ? 1 : 0);
-  if (frame.memcpyed())
-    return kHeaderSize + frame.nbytes <= frame.cbytes ? DecodeStatus::ok : DecodeStatus::truncated;
+  // A memcpyed frame is the header and the bytes, nothing else (c-blosc refuses any other size).
+  if (frame.memcpyed()) {
+    if (kHeaderSize + frame.nbytes > frame.cbytes) return DecodeStatus::truncated;
+    return kHeaderSize + frame.nbytes == frame.cbytes ? DecodeStatus::ok : DecodeStatus::corrupt;
+  }
   if ((frame.flags >> 5) != kCompressorLz4 || compressor_version != 1) return DecodeStatus::unsupported;
   const std::uint64_t table_end = kHeaderSize + 4ull * frame.nblocks;
   if (table_end > frame.cbytes) return DecodeStatus::truncated;

@@ -148,8 +148,10 @@ TEST(PortableBlosc, OtherCompressorsAreLeftToTheCpu) {
   }
   Bytes frame = compress(data, "lz4", 5, BLOSC_SHUFFLE, 2);
   BloscFrame plan;
-  frame[0] = 3;  // a blosc 2 frame
-  EXPECT_EQ(blosc_plan(frame.data(), frame.size(), data.size(), plan), DecodeStatus::unsupported);
+  for (const int version : {0, 1, 3, 4}) {  // c-blosc 1 reads version 2 only (3 and up: blosc 2)
+    frame[0] = static_cast<std::uint8_t>(version);
+    EXPECT_EQ(blosc_plan(frame.data(), frame.size(), data.size(), plan), DecodeStatus::unsupported);
+  }
   frame[0] = 2;
   frame[2] |= 0x8;  // a flag blosc 1 does not define
   EXPECT_EQ(blosc_plan(frame.data(), frame.size(), data.size(), plan), DecodeStatus::unsupported);
@@ -202,6 +204,11 @@ TEST(PortableBlosc, RefusesBadHeadersAndTables) {
   copied.resize(copied.size() - 1);
   put_le32(copied, 12, static_cast<std::uint32_t>(copied.size()));
   EXPECT_EQ(status_of(copied), DecodeStatus::truncated);
+  // Memcpyed, with a byte more than nbytes (c-blosc refuses it too).
+  copied = compress(data, "lz4", 0, BLOSC_NOSHUFFLE, 1);
+  copied.push_back(0);
+  put_le32(copied, 12, static_cast<std::uint32_t>(copied.size()));
+  EXPECT_EQ(status_of(copied), DecodeStatus::corrupt);
 }
 
 // Random byte flips and truncations of valid frames: never a read or write out of bounds (run
