@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "codec/portable/blosc_frame.hpp"
 #include "codec/portable/decode_status.hpp"
@@ -30,6 +31,9 @@ struct GpuBloscBlockJob {
   std::uint64_t scratch_offset = 0;  // frame.scratch_size() bytes of this job's own in the scratch buffer
   std::uint32_t block = 0;
 };
+// Job tables are built on the host and copied to the device byte for byte.
+static_assert(std::is_trivially_copyable_v<GpuBloscBlockJob> && std::is_trivially_copyable_v<GpuDecodeJob> &&
+              std::is_trivially_copyable_v<codec::portable::DecodeOutcome>);
 
 // Decodes `count` LZ4 blocks: job i reads src[src_offset, + src_size) and writes at most
 // dst_capacity bytes at dst + dst_offset; outcomes[i] gets its status and decoded size. `jobs` and
