@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
-all_targets=(fuzz_v3_metadata fuzz_v2_metadata fuzz_ome fuzz_shard_index fuzz_chunk_decode fuzz_region fuzz_http_response)
+all_targets=(fuzz_v3_metadata fuzz_v2_metadata fuzz_ome fuzz_shard_index fuzz_chunk_decode fuzz_region fuzz_http_response
+  fuzz_portable_decode)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 conformance=${ZARRDIRECT_CONFORMANCE_DIR:-tests/data/conformance}
@@ -24,7 +25,7 @@ cmake --build build-fuzz -j "$jobs" --target "${targets[@]}"
 # ---- Seeds: regenerated each run, so they follow the corpus and the registered codecs ----------
 seeds=.corpus/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_v3_metadata,fuzz_v2_metadata,fuzz_ome,fuzz_shard_index,fuzz_chunk_decode,fuzz_region,fuzz_http_response} .corpus/artifacts
+mkdir -p "$seeds"/{fuzz_v3_metadata,fuzz_v2_metadata,fuzz_ome,fuzz_shard_index,fuzz_chunk_decode,fuzz_region,fuzz_http_response,fuzz_portable_decode} .corpus/artifacts
 seed() {  # seed TARGET NAME < bytes
   cat >"$seeds/$1/$2"
 }
@@ -107,11 +108,16 @@ region_seed ellipsis_step 3 "20 30 40" "...,::-1"
 printf 'HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\nContent-Range: bytes 0-99/1000\r\n' | seed fuzz_http_response ranged
 printf 'HTTP/2 200\r\ncontent-length: 18446744073709551615\r\ncontent-range: bytes */1000\r\n' | seed fuzz_http_response whole
 printf 'https://user:secret@example.org:8443/data/volume.zarr?x=1#f' | seed fuzz_http_response url
+# Portable decoders: data the target compresses itself (mode 2 liblz4, 3 c-blosc with byte shuffle
+# and typesize 2), unchanged, so mutations start from valid encodings.
+{ printf '\x02\x00\x00\x00\x00'; head -c 3000 /dev/zero | tr '\0' 'a'; printf 'abcabcabd0123456789'; } |
+  seed fuzz_portable_decode lz4_runs
+{ printf '\x03\x00\x00\x00\x05'; seq 1 800 | tr '\n' ' '; } | seed fuzz_portable_decode blosc_shuffled
 
 # ---- Run ---------------------------------------------------------------------------------------
 declare -A max_len=([fuzz_v3_metadata]=16384 [fuzz_v2_metadata]=16384 [fuzz_ome]=16384
                     [fuzz_shard_index]=65536 [fuzz_chunk_decode]=65536 [fuzz_region]=512
-                    [fuzz_http_response]=4096)
+                    [fuzz_http_response]=4096 [fuzz_portable_decode]=65536)
 export ASAN_OPTIONS="allocator_may_return_null=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 failed=()
