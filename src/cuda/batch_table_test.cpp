@@ -289,8 +289,10 @@ TEST(BatchTable, HostReferenceOfBatchedPlacementMatchesTheHostRead) {
           layout.byte_strides[d] = shape.byte_strides[d];
         }
         layout.element_size = element;
-        // Batches of a few chunks, so that each read spans many of them.
-        HostBatchSink sink(layout, impl->metadata.fill_value, 64 << 10);
+        // Batches of three chunks (the fourth's entry does not fit), so each read spans many.
+        const auto chunk_bytes = static_cast<std::size_t>(
+            impl->sharding ? impl->sharding->inner_chain().decoded_spec().nbytes() : impl->metadata.chunk_nbytes());
+        HostBatchSink sink(layout, impl->metadata.fill_value, 4 * ((chunk_bytes + 4095) / 4096 * 4096));
         run_read(*impl, region, sink, settings);
         EXPECT_GT(sink.batches(), 1u);
         EXPECT_LT(sink.batches(), sink.chunks());
