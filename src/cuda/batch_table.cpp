@@ -18,9 +18,10 @@ std::size_t round_to_entry(std::size_t n) { return (n + alignof(BatchEntry) - 1)
 
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
-// The entry for a plan, when it fits one: at most kBatchMaxRank dims and fewer than 2^32 units.
+// The entry for a plan, when it fits one: at most kBatchMaxRank dims and fewer than 2^31 units
+// (the kernel's 32-bit unit index plus its grid stride stays below 2^32).
 std::optional<BatchEntry> entry_of(const CopyPlan& plan) {
-  if (plan.rank < 1 || plan.rank > kBatchMaxRank || plan.count >= (std::uint64_t{1} << 32)) return std::nullopt;
+  if (plan.rank < 1 || plan.rank > kBatchMaxRank || plan.count >= (std::uint64_t{1} << 31)) return std::nullopt;
   BatchEntry entry;
   entry.count = static_cast<std::uint32_t>(plan.count);
   entry.unit = static_cast<std::uint8_t>(plan.unit);

@@ -37,7 +37,7 @@ class BatchTable {
   std::optional<std::size_t> reserve(std::size_t nbytes);
 
   // An entry copying `box` from the C-order chunk of `chunk_bytes` reserved at `chunk_offset`
-  // into `dest`. False when the planner leaves the box with more than kBatchMaxRank dims or 2^32
+  // into `dest`. False when the planner leaves the box with more than kBatchMaxRank dims or 2^31
   // units or more: the caller places it alone (its bytes are still uploaded with the batch).
   // Throws Error(invalid_argument) when the box needs more bytes than the chunk has.
   bool add_copy(std::size_t chunk_offset, std::size_t chunk_bytes, const ChunkBox& box, const DestinationLayout& dest);
