@@ -44,6 +44,9 @@ struct Settings {
   std::size_t memory_limit_bytes = 0;        // working memory of a read (see above); 0: half of RAM
   std::size_t staging_bytes = 256u << 20;    // pinned staging for device reads, all threads
   unsigned slots_per_thread = 2;             // staging buffers each thread cycles through
+  // Device reads of small chunks (a quarter of a batch buffer or less): many chunks per upload
+  // and one kernel launch per batch; false places each chunk with its own copy and launch.
+  bool device_batch = true;
   bool o_direct = false;                     // bypass the page cache for chunk files
   IoPath io_path = IoPath::automatic;
   ProgressCallback progress;                 // optional

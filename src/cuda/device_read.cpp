@@ -128,6 +128,7 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
                        settings.io_path == IoPath::automatic);
     return run_read(array, region, sink, settings);
   }
+  options.batch = settings.device_batch;  // only here: the GDS and selection sinks place chunk by chunk
   cuda::DeviceSink sink(layout, metadata.fill_value, options);
   return run_read(array, region, sink, settings);
 }

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 
 #include <fmt/format.h>
 
+#include "cuda/batch_kernels.cuh"
 #include "cuda/copy_plan.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernels.cuh"
@@ -52,6 +54,13 @@ void DeviceSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   const std::size_t count = workers_.size();
   slot_bytes_ = round_to_page(options_.slot_bytes ? options_.slot_bytes : max_chunk_bytes);
 
+  // Batched placement when a batch buffer within the budget holds at least four chunks.
+  batch_bytes_ = 0;
+  if (options_.batch) {
+    const std::size_t bytes = std::min(kMaxBatchBytes, options_.staging_bytes / (2 * count)) / kPage * kPage;
+    if (bytes >= 4 * slot_bytes_) batch_bytes_ = bytes;
+  }
+
   auto& pool = DevicePool::instance();
   auto streams = pool.acquire_streams(options_.device, count);
   for (std::size_t w = 0; w < count; ++w) workers_[w].stream = streams[w];
@@ -64,6 +73,17 @@ void DeviceSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   check_cuda(cudaEventRecord(ready_, upstream), "cudaEventRecord (caller's stream)");
   for (auto& worker : workers_) check_cuda(cudaStreamWaitEvent(worker.stream, ready_, 0), "cudaStreamWaitEvent");
   if (options_.host_waits_for_caller) check_cuda(cudaEventSynchronize(ready_), "cudaEventSynchronize (caller's stream)");
+
+  if (batch_bytes_ > 0) {
+    // Two batch buffers per worker, within the budget by construction; no ring (see the header).
+    auto buffers = pool.acquire_slots(options_.device, batch_bytes_, 2 * count);
+    for (std::size_t w = 0; w < count; ++w) {
+      workers_[w].batch[0] = std::move(buffers[2 * w]);
+      workers_[w].batch[1] = std::move(buffers[2 * w + 1]);
+      workers_[w].table.emplace(batch_bytes_);
+    }
+    return;
+  }
 
   // Pinned staging within the budget (see the header).
   const std::size_t fit = options_.staging_bytes / slot_bytes_;  // pinned slots the budget holds
@@ -93,6 +113,12 @@ std::size_t DeviceSink::pinned_slots() const {
   return n;
 }
 
+std::size_t DeviceSink::batches_uploaded() const {
+  std::size_t n = 0;
+  for (const auto& worker : workers_) n += worker.batches;
+  return n;
+}
+
 StagingSlot& DeviceSink::next_slot(Worker& worker) {
   StagingSlot& slot = *worker.ring[worker.next];
   worker.next = (worker.next + 1) % worker.ring.size();
@@ -118,6 +144,22 @@ void DeviceSink::grow(Worker& worker, std::size_t nbytes) {
 std::span<std::byte> DeviceSink::staging(unsigned worker_index, std::size_t nbytes) {
   use_device(options_.device);
   Worker& worker = workers_[worker_index];
+  worker.reserved.reset();
+  worker.current = nullptr;
+  if (batch_bytes_ > 0 && nbytes <= batch_bytes_ / 4) {
+    auto offset = worker.table->reserve(nbytes);
+    if (!offset) {
+      flush(worker);
+      offset = worker.table->reserve(nbytes);
+    }
+    if (offset) {
+      worker.reserved = offset;
+      return {worker.batch[worker.active]->host + *offset, round_to_page(nbytes)};
+    }
+  }
+  // Batching, and a chunk larger than expected: stage it in ordinary memory, as grow() would.
+  if (worker.ring.empty())
+    worker.ring.push_back(std::make_unique<StagingSlot>(options_.device, round_to_page(nbytes), false));
   if (nbytes > worker.ring.front()->capacity) grow(worker, nbytes);
   StagingSlot& slot = next_slot(worker);
   // A pinned slot's host memory may still be feeding its last upload. Ordinary memory is free
@@ -133,6 +175,7 @@ std::span<std::byte> DeviceSink::staging(unsigned worker_index, std::size_t nbyt
 void DeviceSink::place(unsigned worker_index, std::span<const std::byte> chunk, const ChunkBox& box) {
   use_device(options_.device);
   Worker& worker = workers_[worker_index];
+  if (worker.reserved) return place_in_batch(worker, chunk, box);
   StagingSlot* slot = worker.current;
   worker.current = nullptr;
   if (!slot) throw Error(ErrorKind::invalid_argument, "device sink: place() without staging()");
@@ -160,10 +203,64 @@ void DeviceSink::place(unsigned worker_index, std::span<const std::byte> chunk, 
   slot->in_flight = true;
 }
 
+void DeviceSink::place_in_batch(Worker& worker, std::span<const std::byte> chunk, const ChunkBox& box) {
+  const std::size_t offset = *worker.reserved;
+  worker.reserved.reset();
+  const std::byte* host = worker.batch[worker.active]->host;
+  if (chunk.data() != host + offset)
+    throw Error(ErrorKind::invalid_argument, "device sink: place() of a chunk that is not in the staging handed out");
+  if (worker.table->add_copy(offset, chunk.size(), box, destination_)) return;
+  // More dims than a table entry holds: upload the batch (this chunk's bytes with it) and
+  // scatter this box alone from the device copy.
+  const ChunkRange range = chunk_range(box, destination_.element_size);
+  const std::size_t source = offset + range.first_byte;
+  std::byte* dst = destination_.address_of(box.offset_in_dest);
+  // The device copy of the batch starts 256-byte aligned (cudaMalloc): the offset stands for it.
+  const BoxPlan plan = plan_box_copy(box, destination_, source, address(dst));
+  flush(worker, [&](const std::byte* device) {
+    check_cuda(launch_copy(plan.plan, device + source, dst, worker.stream), "scatter kernel launch");
+  });
+}
+
+void DeviceSink::flush(Worker& worker, const std::function<void(const std::byte*)>& alone) {
+  BatchTable& table = *worker.table;
+  if (table.empty() && !alone) return;
+  StagingSlot& slot = *worker.batch[worker.active];
+  std::byte* device = slot.scratch();
+  table.write_table({slot.host, slot.capacity});
+  check_cuda(cudaMemcpyAsync(device, slot.host, table.upload_bytes(), cudaMemcpyHostToDevice, worker.stream),
+             "cudaMemcpyAsync (batch to device)");
+  check_cuda(launch_batch(reinterpret_cast<const BatchEntry*>(device + table.table_offset()), table.entries().size(),
+                          table.max_units(), device, worker.stream),
+             "batch kernel launch");
+  if (alone) alone(device);
+  check_cuda(cudaEventRecord(slot.done, worker.stream), "cudaEventRecord (batch)");
+  slot.in_flight = true;
+  ++worker.batches;
+  table.clear();
+  // The other buffer becomes current once its last batch has left the host.
+  worker.active ^= 1;
+  StagingSlot& next = *worker.batch[worker.active];
+  if (next.in_flight) {
+    check_cuda(cudaEventSynchronize(next.done), "cudaEventSynchronize (batch)");
+    next.in_flight = false;
+  }
+}
+
 void DeviceSink::fill(unsigned worker_index, const ChunkBox& box) {
   use_device(options_.device);
   Worker& worker = workers_[worker_index];
   if (box.num_elements() == 0) return;
+  // Into the batch, unless a chunk staged in it awaits its place() (a flush would upload it
+  // before it is read) or the fill is better written alone.
+  if (batch_bytes_ > 0 && !worker.reserved) {
+    auto added = worker.table->add_fill(box, destination_, fill_value_);
+    if (added == BatchTable::Added::full) {
+      flush(worker);
+      added = worker.table->add_fill(box, destination_, fill_value_);
+    }
+    if (added == BatchTable::Added::yes) return;
+  }
   std::byte* dst = destination_.address_of(box.offset_in_dest);
   std::array<std::byte, 16> unit{};
   const BoxPlan plan = plan_box_fill(box, destination_, fill_value_, address(dst), unit);
@@ -227,6 +324,17 @@ void DeviceSink::launch_on_worker(unsigned worker_index, std::span<const std::by
 
 void DeviceSink::finish() {
   use_device(options_.device);
+  // The workers' last batches (the workers are done: this thread flushes them all).
+  std::exception_ptr flush_error;
+  for (auto& worker : workers_) {
+    if (!worker.table || !worker.stream) continue;
+    worker.reserved.reset();
+    try {
+      flush(worker);
+    } catch (...) {
+      if (!flush_error) flush_error = std::current_exception();
+    }
+  }
   cudaError_t first = cudaSuccess;
   for (auto& worker : workers_) {
     if (!worker.stream) continue;
@@ -234,6 +342,7 @@ void DeviceSink::finish() {
     if (status != cudaSuccess && first == cudaSuccess) first = status;
   }
   if (first != cudaSuccess) throw cuda_error(first, "device read: cudaStreamSynchronize");
+  if (flush_error) std::rethrow_exception(flush_error);
   synchronized_ = true;
   // Everything is in place: give the buffers back now, for the next read to take.
   release(false);
@@ -245,6 +354,10 @@ void DeviceSink::release(bool broken) {
   for (auto& worker : workers_) {
     for (auto& slot : worker.ring) slots.push_back(std::move(slot));
     worker.ring.clear();
+    for (auto& slot : worker.batch)
+      if (slot) slots.push_back(std::move(slot));
+    worker.table.reset();
+    worker.reserved.reset();
     worker.current = nullptr;
     if (worker.stream) streams.push_back(worker.stream);
     worker.stream = nullptr;

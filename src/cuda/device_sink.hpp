@@ -12,15 +12,29 @@
 // chunks, many workers), only staging_bytes / slot bytes workers get a pinned slot and the others
 // stage in ordinary memory (cudaMemcpyAsync then copies it synchronously through the driver's
 // own buffers): pinned memory never exceeds the budget, and no worker ever waits for another's.
+//
+// Batched placement (DeviceSinkOptions::batch, for chunks of at most a quarter of a batch):
+// instead of a ring of chunk slots, each worker has two batch buffers of
+// min(kMaxBatchBytes, staging_bytes / (2 * workers)) pinned bytes. staging() hands out the next
+// page-aligned piece of the worker's current batch, place() and fill() only add an entry to the
+// batch's descriptor table (batch_table.hpp), and when the batch is full (or at finish()) its
+// chunks and table go to the device in one cudaMemcpyAsync and one kernel launch places every
+// box: three CUDA calls per batch instead of about three per chunk. The worker fills the other
+// buffer meanwhile, waiting only if that one's last batch is still on its way. Boxes a table
+// entry cannot describe are placed alone from the uploaded batch, fills larger than a batch are
+// written alone, and larger chunks keep the ring of slots above.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "cuda/batch_table.hpp"
 #include "cuda/device_pool.hpp"
 #include "engine/chunk_sink.hpp"
 
@@ -34,7 +48,13 @@ struct DeviceSinkOptions {
   cudaStream_t caller_stream = nullptr; // work queued on it before the read comes first; null:
                                         // the legacy default stream's work comes first
   bool host_waits_for_caller = false;   // also wait on the host (cuFile writes outside streams)
+  bool batch = false;                   // place small chunks in batches (see above); only for
+                                        // sinks that use staging/place/fill alone
 };
+
+// Pinned bytes of one batch buffer at most: large enough that a batch costs far less than its
+// transfer, small enough that transfers of one worker overlap the filling of the next.
+inline constexpr std::size_t kMaxBatchBytes = std::size_t{8} << 20;
 
 class DeviceSink final : public ChunkSink {
  public:
@@ -67,6 +87,9 @@ class DeviceSink final : public ChunkSink {
 
   // Pinned staging slots and workers staging in ordinary memory after start(), for tests.
   std::size_t pinned_slots() const;
+  // Whether start() chose batched placement, and the batches uploaded so far, for tests.
+  bool batching() const { return batch_bytes_ > 0; }
+  std::size_t batches_uploaded() const;
 
  private:
   struct alignas(64) Worker {
@@ -74,10 +97,21 @@ class DeviceSink final : public ChunkSink {
     std::vector<SlotPtr> ring;
     std::size_t next = 0;
     StagingSlot* current = nullptr;  // handed out by staging(), not yet placed
+    // Batched placement: two buffers, the one being filled is batch[active].
+    std::array<SlotPtr, 2> batch;
+    std::size_t active = 0;
+    std::optional<BatchTable> table;
+    std::optional<std::size_t> reserved;  // offset of the chunk staging() handed out of the batch
+    std::size_t batches = 0;
   };
 
   StagingSlot& next_slot(Worker& worker);
   void grow(Worker& worker, std::size_t nbytes);
+  // place() for a chunk staged in the worker's batch.
+  void place_in_batch(Worker& worker, std::span<const std::byte> chunk, const ChunkBox& box);
+  // Uploads the worker's batch and launches its placement, then `alone` (the uploaded batch on
+  // the device) for a box placed by itself, and makes the other buffer current.
+  void flush(Worker& worker, const std::function<void(const std::byte*)>& alone = {});
   // Returns slots and streams to the pool; `broken`: the GPU failed, keep nothing for reuse.
   void release(bool broken);
 
@@ -87,6 +121,7 @@ class DeviceSink final : public ChunkSink {
   DeviceSinkOptions options_;
   std::vector<Worker> workers_;
   std::size_t slot_bytes_ = 0;
+  std::size_t batch_bytes_ = 0;  // 0: no batching
   cudaEvent_t ready_ = nullptr;  // recorded on the caller's (or legacy) stream before the read
   bool synchronized_ = false;
 };

@@ -50,6 +50,9 @@ Settings Settings::from_environment() {
   read_number("ZARRDIRECT_STAGING_MB", staging_mb);
   settings.staging_bytes = staging_mb << 20;
   read_number("ZARRDIRECT_SLOTS_PER_THREAD", settings.slots_per_thread);
+  unsigned device_batch = settings.device_batch ? 1 : 0;
+  read_number("ZARRDIRECT_DEVICE_BATCH", device_batch);
+  settings.device_batch = device_batch != 0;
   unsigned o_direct = settings.o_direct ? 1 : 0;
   read_number("ZARRDIRECT_O_DIRECT", o_direct);
   settings.o_direct = o_direct != 0;

@@ -24,7 +24,10 @@ TEST(Settings, EnvironmentOverridesDefaults) {
   ScopedEnv staging("ZARRDIRECT_STAGING_MB", "64");
   ScopedEnv direct("ZARRDIRECT_O_DIRECT", "1");
   ScopedEnv path("ZARRDIRECT_IO_PATH", "staged");
+  ScopedEnv batch("ZARRDIRECT_DEVICE_BATCH", "0");
+  EXPECT_TRUE(Settings{}.device_batch);
   Settings settings = Settings::from_environment();
+  EXPECT_FALSE(settings.device_batch);
   EXPECT_EQ(settings.threads, 3u);
   EXPECT_EQ(settings.effective_threads(), 3u);
   EXPECT_EQ(settings.staging_bytes, std::size_t{64} << 20);
