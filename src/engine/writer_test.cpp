@@ -721,6 +721,31 @@ TEST_P(HostileStoredShards, APartialWriteRefusesOrRewritesThemCorrectly) {
 
 INSTANTIATE_TEST_SUITE_P(IndexLocations, HostileStoredShards, ::testing::Values("start", "end"));
 
+// Metadata asking for 2^20 inner chunks a shard (16 MiB an index): a write under a smaller memory
+// limit is refused before it allocates an index, naming the array and the limit, and writes nothing.
+TEST(Write, AShardIndexLargerThanTheMemoryLimitIsRefused) {
+  test::TempDir dir;
+  json doc = sharded(json::array({bytes_le()}), "end", {1024, 1024});
+  doc["shape"] = {1024, 1024};
+  doc["data_type"] = "uint8";
+  doc["codecs"][0]["configuration"]["chunk_shape"] = {1, 1};
+  Array array = Array::create(dir / "a", doc);
+  const auto before = snapshot(dir / "a");
+  Settings limited;
+  limited.memory_limit_bytes = std::size_t{32} << 20;
+  const Region region{{0, 1}, {0, 1}};
+  const std::vector<std::byte> one{std::byte{5}};
+  try {
+    array.write(region, source_of(one, region, array.metadata().dtype), {}, limited);
+    ADD_FAILURE() << "the write succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1048576 inner chunks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("memory_limit_bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find((dir / "a").string()), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(snapshot(dir / "a"), before);
+}
+
 // A reader reads a shard's index, then its inner chunks from the file opened anew: a writer that
 // renamed a new shard over it in between must not make the reader apply the old offsets to the
 // new file. Here the swap happens in the progress report that follows the index read (one
