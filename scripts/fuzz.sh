@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
-all_targets=(fuzz_v3_metadata fuzz_v2_metadata fuzz_ome fuzz_shard_index fuzz_chunk_decode fuzz_region fuzz_http_response
-  fuzz_portable_decode)
+all_targets=(fuzz_v3_metadata fuzz_v2_metadata fuzz_ome fuzz_shard_index fuzz_shard_update fuzz_chunk_decode fuzz_region
+  fuzz_http_response fuzz_portable_decode)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 conformance=${ZARRDIRECT_CONFORMANCE_DIR:-tests/data/conformance}
@@ -25,7 +25,7 @@ cmake --build build-fuzz -j "$jobs" --target "${targets[@]}"
 # ---- Seeds: regenerated each run, so they follow the corpus and the registered codecs ----------
 seeds=.corpus/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_v3_metadata,fuzz_v2_metadata,fuzz_ome,fuzz_shard_index,fuzz_chunk_decode,fuzz_region,fuzz_http_response,fuzz_portable_decode} .corpus/artifacts
+mkdir -p "$seeds"/{fuzz_v3_metadata,fuzz_v2_metadata,fuzz_ome,fuzz_shard_index,fuzz_shard_update,fuzz_chunk_decode,fuzz_region,fuzz_http_response,fuzz_portable_decode} .corpus/artifacts
 seed() {  # seed TARGET NAME < bytes
   cat >"$seeds/$1/$2"
 }
@@ -77,6 +77,28 @@ if [ -x build-fuzz/fuzz/fuzz_chunk_decode ]; then
     done
   fi
 fi
+# Shard updates: config byte, which inner chunks are replaced, garbage limit, join gap, then a
+# stored shard (8x8 uint16, raw inner chunks) for fuzz_shard_update's configurations 0, 1 and 4:
+# laid out in order, two entries sharing bytes, and one with a hole and empty entries.
+python3 - "$seeds/fuzz_shard_update" <<'PY'
+import struct, sys
+def shard(count, nbytes, start, entries=None):
+    index_len = 16 * count
+    base = index_len if start else 0
+    entries = entries or [(base + i * nbytes, nbytes) for i in range(count)]
+    body = bytes(range(256)) * (count * nbytes // 256 + 1)
+    body = body[: count * nbytes]
+    index = b"".join(struct.pack("<QQ", o, n) for o, n in entries)
+    return index + body if start else body + index
+seeds = {
+    "in_order_end": bytes([0, 0x0A, 128, 16]) + shard(4, 32, False),
+    "in_order_start": bytes([1, 0x81, 128, 0]) + shard(8, 16, True),
+    "shared_end": bytes([0, 0x01, 200, 1]) + shard(4, 32, False, [(0, 32), (0, 32), (64, 32), (2 ** 64 - 1, 2 ** 64 - 1)]),
+    "holes_start": bytes([4, 0x55, 64, 8]) + shard(64, 2, True, [(1024 + 4 * i, 2 if i % 5 else 0) for i in range(64)]),
+}
+for name, data in seeds.items():
+    open(f"{sys.argv[1]}/{name}", "wb").write(data)
+PY
 # OME-Zarr 0.4 (v2 .zattrs) and 0.5 (v3 zarr.json) groups, beyond what the corpus holds.
 printf '\x00%s' '{"multiscales": [{"version": "0.4", "name": "cells", "axes": [{"name": "c", "type": "channel"},
   {"name": "y", "type": "space", "unit": "micrometer"}, {"name": "x", "type": "space"}], "datasets": [
@@ -116,7 +138,7 @@ printf 'https://user:secret@example.org:8443/data/volume.zarr?x=1#f' | seed fuzz
 
 # ---- Run ---------------------------------------------------------------------------------------
 declare -A max_len=([fuzz_v3_metadata]=16384 [fuzz_v2_metadata]=16384 [fuzz_ome]=16384
-                    [fuzz_shard_index]=65536 [fuzz_chunk_decode]=65536 [fuzz_region]=512
+                    [fuzz_shard_index]=65536 [fuzz_shard_update]=65536 [fuzz_chunk_decode]=65536 [fuzz_region]=512
                     [fuzz_http_response]=4096 [fuzz_portable_decode]=65536)
 export ASAN_OPTIONS="allocator_may_return_null=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"

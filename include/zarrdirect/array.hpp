@@ -251,7 +251,8 @@ class Array {
   // chunks (inner chunks) holding a point are read, each once (engine/point_read.hpp). A device
   // destination gets the gathered elements in one copy. Errors: as read(), and
   // Error(invalid_argument) naming the point and axis for an index out of bounds, or for lists
-  // of different lengths or a count of lists other than the rank.
+  // of different lengths or a count of lists other than the rank; Error(io) when grouping the
+  // points by chunk (about 64 bytes a point in 2-d) would pass Settings' memory limit.
   ReadStats read_points_into(const std::vector<std::vector<std::int64_t>>& coordinates, const Destination& destination,
                              const Settings& settings = Settings::from_environment()) const;
 

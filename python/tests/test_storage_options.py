@@ -112,6 +112,27 @@ def test_malformed_header_or_token_is_refused_without_its_text(server) -> None:
     assert server.log == []
 
 
+@pytest.mark.parametrize("options, words", [
+    # A colon in a dict name would make the line another header than the one named.
+    ({"headers": {"Authorization: Basic sec-value": "x"}}, "header name holding ':'"),
+    ({"headers": {"X-A": "1", "x-a": "sec-value"}}, "http_headers[1] repeats the name of http_headers[0]"),
+    ({"headers": ["X-A: 1", "X-A: sec-value"]}, "http_headers[1] repeats the name of http_headers[0]"),
+    ({"headers": {"X-A": "a\x00sec-value"}}, "StoreOptions::http_headers[0]"),
+    ({"headers": {"X-A": "a\r\nX-B: sec-value"}}, "StoreOptions::http_headers[0]"),
+    ({"headers": {"X-\u00e9": "sec-value"}}, "StoreOptions::http_headers[0]"),
+    ({"headers": {"Range": "bytes=0-0 sec-value"}}, "sets range"),
+    ({"bearer_token": "a\r\nX-B: sec-value"}, "StoreOptions::http_bearer_token"),
+    ({"bearer_token": "a\x00sec-value"}, "StoreOptions::http_bearer_token"),
+    ({"bearer_token": "t", "headers": {"Authorization": "Basic sec-value"}}, "sets it too"),
+])
+def test_hostile_headers_and_tokens_are_refused_without_their_text(server, options, words) -> None:
+    with pytest.raises(zarrdirect.InvalidArgumentError) as caught:
+        zarrdirect.open(server.url + "/plain", storage_options=options)
+    assert words in str(caught.value)
+    assert "sec-value" not in str(caught.value)
+    assert server.log == []
+
+
 def test_a_folder_accepts_and_ignores_options(tmp_path) -> None:
     zarrdirect.save(tmp_path / "local", DATA, chunks=(8, 8))
     array = zarrdirect.open(tmp_path / "local", storage_options={"bearer_token": TOKEN})

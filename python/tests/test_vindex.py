@@ -122,6 +122,21 @@ def test_zarr_python_names(case) -> None:
         (([0.5], [0], [0]), "axis 0 index must be an integer array"),
         (([True, False], [0, 0], [0, 0]), "boolean"),
         (np.zeros((23, 17), bool), "boolean mask must have the array's shape"),
+        # Hostile integers: uint64 past int64 (once wrapped to -1, reading the last row), Python
+        # integers past int64 (once OverflowError), int64's extremes.
+        ((np.array([2**64 - 1], np.uint64), [0], [0]), "index 18446744073709551615 is out of bounds for axis 0"),
+        (([0], np.array([2**63], np.uint64), [0]), "index 9223372036854775808 is out of bounds for axis 1"),
+        (([2**64 - 1], [0], [0]), "index 18446744073709551615 is out of bounds for axis 0"),
+        ((2**63, 0, 0), "index 9223372036854775808 is out of bounds for axis 0"),
+        ((0, -2**63 - 1, 0), "index -9223372036854775809 is out of bounds for axis 1"),
+        ((0, 0, np.uint64(2**64 - 1)), "index 18446744073709551615 is out of bounds for axis 2"),
+        ((np.array([-2**63]), [0], [0]), "index -9223372036854775808 is out of bounds for axis 0"),
+        (([0], [0], np.array([2**63 - 1])), "index 9223372036854775807 is out of bounds for axis 2"),
+        ((-2**63, 0, 0), "index -9223372036854775808 is out of bounds for axis 0"),
+        # Not integers: timedelta64 (once read as integers), objects, ragged lists.
+        ((np.array([1], "timedelta64[s]"), [0], [0]), "axis 0 index must be an integer array"),
+        (([0], np.array([1, 2], dtype=object), 0), "axis 1 index must be an integer array"),
+        (([[1, 2], [3]], 0, 0), "axis 0 index is not a rectangular integer array"),
     ],
     ids=repr,
 )

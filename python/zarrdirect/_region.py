@@ -223,16 +223,27 @@ def select_points(key: Any, shape: Sequence[int]) -> Points:
                    f"the index {len(items)} items")
     arrays = []
     for axis, item in enumerate(items):
-        if _as_integer(item) is not None:
-            values = np.asarray(_as_integer(item), dtype=np.int64)
+        integer = _as_integer(item)
+        if integer is not None:
+            # Checked before the cast: NumPy raises OverflowError past int64.
+            if not -shape[axis] <= integer < shape[axis]:
+                raise _bad(f"index {integer} is out of bounds for axis {axis} with size {shape[axis]}")
+            values = np.asarray(integer, dtype=np.int64)
         else:
-            values = np.asarray(item)
+            try:
+                values = np.asarray(item)
+            except ValueError:  # a ragged nested list
+                raise _bad(f"vindex: axis {axis} index is not a rectangular integer array") from None
             if values.size == 0 and values.dtype != np.bool_:
                 values = values.astype(np.int64)
-            if not np.issubdtype(values.dtype, np.integer):
+            # Signed or unsigned integers only: timedelta64 counts as an integer to issubdtype.
+            if values.dtype.kind not in "iu":
                 raise _bad(f"vindex: axis {axis} index must be an integer array (or an integer), not "
                            f"{'a boolean array' if values.dtype == np.bool_ else values.dtype}; a boolean mask "
                            "selects points only as the whole index, of the array's shape")
+            # uint64 past int64's range would wrap to a negative (valid) index in the cast.
+            if values.dtype.kind == "u" and values.size and int(values.max()) >= shape[axis]:
+                raise _bad(f"index {int(values.max())} is out of bounds for axis {axis} with size {shape[axis]}")
             values = values.astype(np.int64)
         arrays.append(values)
     try:

@@ -30,6 +30,11 @@ def _header_lines(headers: Any) -> list[str]:
         for name, value in headers.items():
             if not isinstance(name, str) or not isinstance(value, str):
                 raise InvalidArgumentError("storage_options['headers'] must map header names (str) to values (str)")
+            # "Name: value" is split at its first colon: a colon in the name would send another
+            # header than the one named ({"Authorization: Basic x": ""} sets Authorization).
+            if ":" in name:
+                raise InvalidArgumentError("storage_options['headers'] has a header name holding ':' (the name is "
+                                           "not shown: it may hold a secret)")
             lines.append(f"{name}: {value}")
         return lines
     if isinstance(headers, (list, tuple)) and all(isinstance(line, str) for line in headers):

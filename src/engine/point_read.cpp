@@ -28,15 +28,18 @@ PointCoordinates resolve_points(const std::vector<std::vector<std::int64_t>>& co
     if (listed.size() != count)
       throw Error(ErrorKind::invalid_argument, fmt::format("point coordinates: axis 0 lists {} points but axis {} lists {}",
                                                            count, axis, listed.size()));
-    const auto extent = static_cast<std::int64_t>(shape[axis]);
+    // Compared as unsigned: an extent past INT64_MAX has no int64 value, and -INT64_MIN none either.
+    const std::uint64_t extent = shape[axis];
     auto& out = resolved[axis];
     out.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
       const std::int64_t index = listed[i];
-      if (index < -extent || index >= extent)
+      const std::uint64_t magnitude =
+          index < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(index) : static_cast<std::uint64_t>(index);
+      if (index < 0 ? magnitude > extent : magnitude >= extent)
         throw Error(ErrorKind::invalid_argument, fmt::format("index {} (point {}) is out of bounds for axis {} with size {}",
                                                              index, i, axis, extent));
-      out[i] = static_cast<std::uint64_t>(index < 0 ? index + extent : index);
+      out[i] = index < 0 ? extent - magnitude : magnitude;
     }
   }
   return resolved;
@@ -172,6 +175,16 @@ ReadStats Array::read_points_into(const std::vector<std::vector<std::int64_t>>& 
   }
   const std::size_t count = points.front().size();
   if (count == 0) return {};
+  // The points' bookkeeping (coordinates resolved, their order, at worst a group each) is bounded
+  // like a read's buffers: a caller's billion points fail here, not in the allocator.
+  const std::uint64_t rank = metadata.shape.size();
+  const std::uint64_t per_point = 8 * rank + 8 + sizeof(PointGroup) + 16 * rank + 8;
+  const std::uint64_t limit = settings.effective_memory_limit();
+  if (count > limit / per_point)
+    throw Error(ErrorKind::io, fmt::format("{}: read_points: {} points need about {} bytes of memory to group by "
+                                           "chunk, more than the read's limit of {} bytes "
+                                           "(Settings::memory_limit_bytes, ZARRDIRECT_MEMORY_LIMIT_MB)",
+                                           impl_->path.string(), count, per_point * count, limit));
   if (!destination.data) throw Error(ErrorKind::invalid_argument, "read_points_into: destination data is null");
   if (destination.byte_strides.size() > 1 ||
       (destination.byte_strides.size() == 1 && destination.byte_strides[0] != static_cast<std::int64_t>(metadata.dtype.size)))

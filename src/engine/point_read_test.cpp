@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "engine/array_writer.hpp"
 #include "test_support.hpp"
@@ -212,6 +215,55 @@ TEST(ReadPoints, EmptyAndBadCoordinates) {
             std::string::npos);
   EXPECT_NE(message_of({{0, 1}, {0}}).find("axis 1 lists 1"), std::string::npos);
   EXPECT_NE(message_of({{0}}).find("for 1 axes given for an array of 2"), std::string::npos);
+}
+
+// Indexes at int64's extremes, and extents past INT64_MAX (which have no int64 value: compared as
+// such, every index was out of bounds, with a negative "size" in the message).
+TEST(ReadPoints, ExtremeIndexesAndExtentsResolve) {
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const std::vector<std::uint64_t> huge{~std::uint64_t{0}, std::uint64_t{1} << 63};
+  auto points = resolve_points({{5, -1, kMin, kMax}, {kMin, -1, 0, kMax}}, huge);
+  EXPECT_EQ(points[0], (std::vector<std::uint64_t>{5, ~std::uint64_t{0} - 1, (std::uint64_t{1} << 63) - 1,
+                                                   static_cast<std::uint64_t>(kMax)}));
+  EXPECT_EQ(points[1], (std::vector<std::uint64_t>{0, (std::uint64_t{1} << 63) - 1, 0, static_cast<std::uint64_t>(kMax)}));
+  const std::vector<std::uint64_t> small{3};
+  for (std::int64_t bad : {kMin, kMin + 1, std::int64_t{-4}, std::int64_t{3}, kMax}) {
+    try {
+      resolve_points({{bad}}, small);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fmt::format("index {} (point 0) is out of bounds for axis 0 with size 3", bad)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// More points than the memory limit can group is an error before any grouping allocation.
+TEST(ReadPoints, PointsPastTheMemoryLimitAreRefused) {
+  test::TempDir dir;
+  Array array = make_array(dir, cases()[1]);  // 20 x 17
+  Coordinates many(2, std::vector<std::int64_t>(100000, 3));
+  std::vector<std::uint16_t> out(100000);
+  Settings limited;
+  limited.memory_limit_bytes = std::size_t{1} << 20;
+  try {
+    array.read_points_into(many, host(out.data()), limited);
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io);
+    EXPECT_NE(std::string(e.what()).find("100000 points need about"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("memory_limit_bytes"), std::string::npos) << e.what();
+  }
+  // Within the limit the same points read.
+  limited.memory_limit_bytes = std::size_t{64} << 20;
+  std::fill(out.begin(), out.end(), std::uint16_t{0xdead});
+  array.read_points_into(many, host(out.data()), limited);
+  NDArray one = array.read({{3, 4}, {3, 4}});
+  const auto expected = *static_cast<const std::uint16_t*>(one.data());
+  EXPECT_EQ(out[0], expected);
+  EXPECT_EQ(out[99999], expected);
 }
 
 }  // namespace

@@ -43,9 +43,19 @@
 #include "engine/chunk_grid.hpp"
 #include "engine/write_buffers.hpp"
 #include "engine/worker_pool.hpp"
+#include "util/checked_math.hpp"
 
 namespace zarrdirect {
 namespace {
+
+// Bytes one shard worker holds for indexes: ShardUpdate's entries (16 bytes an inner chunk), the
+// stored index decoded (ShardingCodec::index_decode_nbytes) and the new index encoded.
+std::uint64_t shard_index_memory(const codec::ShardingCodec& sharding) {
+  auto entries = checked_mul(sharding.inner_chunk_count(), 16);
+  auto total = entries ? checked_add(*entries, sharding.index_decode_nbytes()) : std::nullopt;
+  total = total ? checked_add(*total, sharding.index_nbytes()) : std::nullopt;
+  return total ? *total : ~std::uint64_t{0};
+}
 
 class WriteJob {
  public:
@@ -61,6 +71,18 @@ class WriteJob {
     const unsigned threads = settings_.effective_threads();
     workers_ = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, count)));
     if (array_.sharding) {
+      // Each shard worker holds its new index, the stored one it updates from and the encoded
+      // new one, whatever the region: metadata may ask for up to 2^32 inner chunks a shard
+      // (64 GiB an index), so the limit is checked before anything is allocated.
+      const std::uint64_t per_shard = shard_index_memory(*array_.sharding);
+      const std::uint64_t limit = settings_.effective_memory_limit();
+      if (per_shard > limit)
+        throw Error(ErrorKind::io,
+                    fmt::format("{}: writing a shard of {} inner chunks needs {} bytes of memory for its index, more "
+                                "than the write's limit of {} bytes (Settings::memory_limit_bytes, "
+                                "ZARRDIRECT_MEMORY_LIMIT_MB)",
+                                array_.path.string(), array_.sharding->inner_chunk_count(), per_shard, limit));
+      workers_ = static_cast<unsigned>(std::min<std::uint64_t>(workers_, limit / std::max<std::uint64_t>(per_shard, 1)));
       // Few shards: their inner chunks get the threads the shards leave idle.
       inner_workers_ = std::max(1u, threads / workers_);
       shards_.reserve(workers_);

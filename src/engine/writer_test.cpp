@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 
+#include "codec/crc32c.hpp"
 #include "codec/sharding.hpp"
 #include "test_support.hpp"
 #include "zarrdirect/array.hpp"
@@ -581,6 +582,169 @@ TEST_P(ShardUpdates, AFailureInsideAShardLeavesItsFileAsItWas) {
 }
 
 INSTANTIATE_TEST_SUITE_P(IndexLocations, ShardUpdates, ::testing::Values("start", "end"));
+
+// Hostile stored shards that a partial write must read (its index decoded, kept inner chunks
+// copied file to file). Shard c/0/0 of the sharded test array: 4x4 inner chunks of 8x10 uint16,
+// raw (160 bytes each), index of 16 entries + crc32c (260 bytes).
+constexpr std::uint64_t kInnerBytes = 160;
+constexpr std::uint64_t kIndexBytes = 16 * 16 + 4;
+constexpr std::uint64_t kNone = ~std::uint64_t{0};
+
+struct HostileShard {
+  std::string name;
+  // (offset, nbytes) per inner chunk, offsets counted from the start of the file.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> entries;
+  std::uint64_t body_bytes = 16 * kInnerBytes;  // body bytes besides the index
+  std::string error;                            // what the message must say; empty: the write succeeds
+  bool bad_checksum = false;
+  std::uint64_t index_entries = 16;  // entries stored in the index (16: the right size)
+};
+
+// The file: a body of recognisable uint16 values (1000 + position) and the index, at the start
+// (body after it) or the end.
+std::string hostile_file(const HostileShard& c, bool start) {
+  std::vector<std::uint64_t> raw;
+  for (std::uint64_t i = 0; i < c.index_entries; ++i) {
+    auto [offset, nbytes] = i < c.entries.size() ? c.entries[i] : std::pair{kNone, kNone};
+    raw.push_back(offset);
+    raw.push_back(nbytes);
+  }
+  std::string index(reinterpret_cast<const char*>(raw.data()), raw.size() * 8);
+  std::uint32_t crc = codec::crc32c(std::as_bytes(std::span(index.data(), index.size())));
+  if (c.bad_checksum) crc ^= 1;
+  for (int b = 0; b < 4; ++b) index.push_back(static_cast<char>((crc >> (8 * b)) & 0xff));
+  std::string body(static_cast<std::size_t>(c.body_bytes), '\0');
+  for (std::size_t i = 0; i + 1 < body.size(); i += 2) {
+    const std::uint16_t v = static_cast<std::uint16_t>(1000 + i / 2);
+    std::memcpy(body.data() + i, &v, 2);
+  }
+  return start ? index + body : body + index;
+}
+
+std::vector<HostileShard> hostile_shards(bool start) {
+  // Where the body begins and where the index is, for a file of `body` body bytes.
+  const std::uint64_t b = start ? kIndexBytes : 0;
+  const std::uint64_t index_at_end = 16 * kInnerBytes;
+  auto all = [&](std::uint64_t offset, std::uint64_t nbytes) {
+    return std::vector<std::pair<std::uint64_t, std::uint64_t>>(16, {offset, nbytes});
+  };
+  auto laid_out = [&] {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> e;
+    for (std::uint64_t i = 0; i < 16; ++i) e.push_back({b + i * kInnerBytes, kInnerBytes});
+    return e;
+  };
+  std::vector<HostileShard> cases;
+  auto with = [&](std::string name, std::size_t inner, std::pair<std::uint64_t, std::uint64_t> entry, std::string error) {
+    HostileShard c{std::move(name), laid_out(), 16 * kInnerBytes, std::move(error)};
+    c.entries[inner] = entry;
+    return c;
+  };
+  // Kept (inner chunk 5) and touched (inner chunk 0) entries alike.
+  for (std::size_t inner : {0, 5}) {
+    const std::string which = inner == 0 ? "touched_" : "kept_";
+    cases.push_back(with(which + "past_end", inner, {16 * kInnerBytes + kIndexBytes - 10, kInnerBytes}, "runs past the end"));
+    cases.push_back(with(which + "overflow", inner, {kNone - 100, 200}, "overflows 64 bits"));
+    cases.push_back(with(which + "offset_max", inner, {kNone - 1, 1}, "runs past the end"));
+    cases.push_back(with(which + "into_index", inner, {start ? 8 : index_at_end - 8, kInnerBytes}, "overlaps the shard index"));
+    cases.push_back(with(which + "half_missing", inner, {kNone, 5}, "half-missing"));
+    cases.push_back(with(which + "half_missing_nbytes", inner, {b, kNone}, "half-missing"));
+    cases.push_back(with(which + "huge_nbytes", inner, {b, kNone - b - 1}, "runs past the end"));
+  }
+  // Larger than the inner chain can ever encode, yet inside a larger file.
+  HostileShard large{"kept_larger_than_any_encoding", laid_out(), 32 * kInnerBytes, "larger than any valid encoding"};
+  large.entries[5] = {b + 16 * kInnerBytes, 2 * kInnerBytes};
+  cases.push_back(large);
+  HostileShard crc{"bad_checksum", laid_out(), 16 * kInnerBytes, "checksum mismatch"};
+  crc.bad_checksum = true;
+  cases.push_back(crc);
+  // An index of 8 entries (a shard of another layout): its checksum is not where the 16 entries' one is.
+  HostileShard small_index{"index_of_8_entries", laid_out(), 16 * kInnerBytes, "checksum mismatch"};
+  small_index.index_entries = 8;
+  cases.push_back(small_index);
+  HostileShard short_file{"shorter_than_index", {}, 0, "shorter than its 260 byte index"};
+  short_file.index_entries = 10;
+  cases.push_back(short_file);
+  // Legal: every entry missing; every kept entry sharing one run of bytes (and inner chunk 0's
+  // too); entries out of order and overlapping each other by half; empty inner chunks anywhere.
+  cases.push_back({"all_missing", all(kNone, kNone), 16 * kInnerBytes, ""});
+  cases.push_back({"all_share_one_run", all(b + 3 * kInnerBytes, kInnerBytes), 16 * kInnerBytes, ""});
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> staggered;
+  for (std::uint64_t i = 0; i < 16; ++i) staggered.push_back({b + (15 - i) * kInnerBytes / 2, kInnerBytes});
+  cases.push_back({"overlapping_reversed", staggered, 16 * kInnerBytes, ""});
+  return cases;
+}
+
+class HostileStoredShards : public ::testing::TestWithParam<std::string> {};
+
+// A partial write over each hostile shard: a clear error naming the shard and the field, with
+// every file as it was; or, where the index is legal, a new shard holding the old values and the
+// new ones.
+TEST_P(HostileStoredShards, APartialWriteRefusesOrRewritesThemCorrectly) {
+  const bool start = GetParam() == "start";
+  for (const HostileShard& c : hostile_shards(start)) {
+    SCOPED_TRACE(c.name);
+    test::TempDir dir;
+    Array array = Array::create(dir / "a", sharded(json::array({bytes_le()}), GetParam()));
+    const fs::path shard = dir / "a/c/0/0";
+    fs::create_directories(shard.parent_path());
+    {
+      std::ofstream out(shard, std::ios::binary);
+      const std::string bytes = hostile_file(c, start);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    const auto before = snapshot(dir / "a");
+    // Rows 1-2, columns 1-2: inside inner chunk 0 of shard 0/0 (merged, the rest kept).
+    const Region region{{1, 3}, {1, 3}};
+    const std::vector<std::uint16_t> part(4, 7);
+    const std::vector<std::byte> part_bytes(reinterpret_cast<const std::byte*>(part.data()),
+                                            reinterpret_cast<const std::byte*>(part.data()) + 8);
+    if (!c.error.empty()) {
+      try {
+        array.write(region, source_of(part_bytes, region, array.metadata().dtype));
+        ADD_FAILURE() << "the write succeeded";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::corrupt_data) << e.what();
+        EXPECT_NE(std::string(e.what()).find("shard c/0/0"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.error), std::string::npos) << e.what();
+      }
+      EXPECT_EQ(snapshot(dir / "a"), before);
+      continue;
+    }
+    Model model{array.metadata().shape, 2, read_all(array)};
+    array.write(region, source_of(part_bytes, region, array.metadata().dtype));
+    model.write(region, part_bytes);
+    EXPECT_EQ(read_all(Array::open(dir / "a")), model.bytes);
+    EXPECT_NO_THROW(stored_index(array, "c/0/0"));
+    for (const auto& [name, contents] : snapshot(dir / "a")) EXPECT_EQ(name.find("__lock"), std::string::npos) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(IndexLocations, HostileStoredShards, ::testing::Values("start", "end"));
+
+// Metadata asking for 2^20 inner chunks a shard (16 MiB an index): a write under a smaller memory
+// limit is refused before it allocates an index, naming the array and the limit, and writes nothing.
+TEST(Write, AShardIndexLargerThanTheMemoryLimitIsRefused) {
+  test::TempDir dir;
+  json doc = sharded(json::array({bytes_le()}), "end", {1024, 1024});
+  doc["shape"] = {1024, 1024};
+  doc["data_type"] = "uint8";
+  doc["codecs"][0]["configuration"]["chunk_shape"] = {1, 1};
+  Array array = Array::create(dir / "a", doc);
+  const auto before = snapshot(dir / "a");
+  Settings limited;
+  limited.memory_limit_bytes = std::size_t{32} << 20;
+  const Region region{{0, 1}, {0, 1}};
+  const std::vector<std::byte> one{std::byte{5}};
+  try {
+    array.write(region, source_of(one, region, array.metadata().dtype), {}, limited);
+    ADD_FAILURE() << "the write succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1048576 inner chunks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("memory_limit_bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find((dir / "a").string()), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(snapshot(dir / "a"), before);
+}
 
 // A reader reads a shard's index, then its inner chunks from the file opened anew: a writer that
 // renamed a new shard over it in between must not make the reader apply the old offsets to the

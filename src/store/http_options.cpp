@@ -42,6 +42,14 @@ std::string header_name(std::string_view line) {
   return name;
 }
 
+// Headers that frame each request or response, which the HTTP client sets itself: one given by
+// the caller would replace libcurl's (a Range on a whole-object GET returns a part as if whole).
+bool is_reserved_header(const std::string& lower_name) {
+  return lower_name == "range" || lower_name == "content-length" || lower_name == "transfer-encoding";
+}
+
+bool sets_authorization(const std::string& line) { return header_name(line) == "authorization"; }
+
 }  // namespace
 
 std::vector<std::string> parse_header_lines(std::string_view text, std::string_view variable) {
@@ -62,6 +70,17 @@ std::vector<std::string> parse_header_lines(std::string_view text, std::string_v
       throw Error(ErrorKind::invalid_argument,
                   fmt::format("{}: line {} is not a \"Name: value\" header (its text is not shown: it may hold a secret)",
                               variable, number));
+    const std::string name = header_name(line);
+    if (is_reserved_header(name))
+      throw Error(ErrorKind::invalid_argument,
+                  fmt::format("{}: line {} sets {}, which zarrdirect sets itself for each request", variable, number,
+                              name));
+    // Two values for one name: which one a server takes is up to it (two Authorization lines).
+    for (const std::string& earlier : headers)
+      if (header_name(earlier) == name)
+        throw Error(ErrorKind::invalid_argument,
+                    fmt::format("{}: line {} repeats the name of an earlier header (names compare without case)",
+                                variable, number));
     headers.emplace_back(line);
   }
   return headers;
@@ -81,6 +100,9 @@ HttpOptions HttpOptions::from_environment() {
   }
   if (const char* text = std::getenv("ZARRDIRECT_HTTP_HEADERS"); text && *text)
     options.headers = parse_header_lines(text, "ZARRDIRECT_HTTP_HEADERS");
+  if (!options.bearer_token.empty() && std::any_of(options.headers.begin(), options.headers.end(), sets_authorization))
+    throw Error(ErrorKind::invalid_argument,
+                "ZARRDIRECT_HTTP_HEADERS sets Authorization and ZARRDIRECT_HTTP_BEARER_TOKEN sets it too: give one");
   return options;
 }
 
@@ -102,6 +124,8 @@ HttpOptions HttpOptions::resolve(const StoreOptions& explicit_options) {
   if (!explicit_options.http_bearer_token.empty()) {
     check_token(explicit_options.http_bearer_token, "StoreOptions::http_bearer_token");
     options.bearer_token = explicit_options.http_bearer_token;
+    // It takes the place of the environment's Authorization header too.
+    std::erase_if(options.headers, sets_authorization);
   }
   if (!explicit_options.http_headers.empty()) {
     std::vector<std::string> given;
@@ -116,6 +140,20 @@ HttpOptions HttpOptions::resolve(const StoreOptions& explicit_options) {
                     fmt::format("StoreOptions::http_headers[{}] is not one \"Name: value\" header (its text is not "
                                 "shown: it may hold a secret)",
                                 i));
+      for (std::size_t j = 0; j < given.size(); ++j)
+        if (header_name(given[j]) == header_name(parsed.front()))
+          throw Error(ErrorKind::invalid_argument,
+                      fmt::format("StoreOptions::http_headers[{}] repeats the name of http_headers[{}] (names compare "
+                                  "without case)",
+                                  i, j));
+      if (sets_authorization(parsed.front())) {
+        if (!explicit_options.http_bearer_token.empty())
+          throw Error(ErrorKind::invalid_argument,
+                      fmt::format("StoreOptions::http_headers[{}] sets Authorization and StoreOptions::"
+                                  "http_bearer_token sets it too: give one",
+                                  i));
+        options.bearer_token.clear();  // it takes the place of the environment's token
+      }
       given.push_back(std::move(parsed.front()));
     }
     std::erase_if(options.headers, [&](const std::string& line) {

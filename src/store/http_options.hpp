@@ -22,13 +22,17 @@ struct HttpOptions {
 
   static HttpOptions from_environment();
   // The environment's options with those `explicit_options` sets in their place (checked as the
-  // variables are; errors name the StoreOptions field, never a header's or token's text).
+  // variables are; errors name the StoreOptions field, never a header's or token's text). A
+  // bearer token and an Authorization header take each other's place too; both given in one
+  // place, or two headers of one name, are Error(invalid_argument).
   static HttpOptions resolve(const StoreOptions& explicit_options);
 };
 
 // Extra headers from text of "Name: value" lines (newline-separated; empty lines skipped).
-// Throws Error(invalid_argument) for a line without a name and colon or holding control bytes;
-// the message names the variable and the line number, never the value.
+// Throws Error(invalid_argument) for a line without a name and colon or holding control bytes,
+// a name given twice (names compare without case), or a header the client sets itself for each
+// request (Range, Content-Length, Transfer-Encoding); the message names the variable and the line
+// number, never the value.
 std::vector<std::string> parse_header_lines(std::string_view text, std::string_view variable);
 
 }  // namespace zarrdirect

@@ -121,5 +121,95 @@ TEST(HttpOptions, BadExplicitOptionsAreRefusedNamingTheFieldNotTheText) {
   refused(given, "http_retries");
 }
 
+TEST(HttpOptions, HostileHeaderLinesAreRefusedWithoutShowingThem) {
+  using namespace std::string_literals;
+  // A NUL inside a value, a name outside ASCII, a header the client frames requests with, a name
+  // given twice (without case): each refused naming the variable and line, never the text.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"X-A: a\0zq9"s, "line 1"},
+      {"X-Ok: 1\nX\xc3\xa9: zq9", "line 2"},
+      {"Range: bytes=0-1zq9", "sets range"},
+      {"content-length: 5zq9", "sets content-length"},
+      {"Transfer-Encoding: chunkedzq9", "sets transfer-encoding"},
+      {"Authorization: Bearer a\nauthorization: Bearer zq9", "line 2 repeats the name"},
+      {"X-A: 1\r\nX-B: 2\r\nx-a: zq9", "line 3 repeats the name"},
+  };
+  for (const auto& [text, words] : bad) {
+    try {
+      parse_header_lines(text, "VAR");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      EXPECT_EQ(std::string(e.what()).find("zq9"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("VAR"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  }
+  // A very long value is only text: kept whole.
+  const std::string long_value = "X-Long: " + std::string(std::size_t{1} << 20, 'v');
+  EXPECT_EQ(parse_header_lines(long_value, "VAR"), std::vector<std::string>{long_value});
+}
+
+TEST(HttpOptions, HostileExplicitOptionsAreRefusedNamingTheField) {
+  using namespace std::string_literals;
+  auto refused = [](const StoreOptions& given, const std::string& words) {
+    try {
+      HttpOptions::resolve(given);
+      ADD_FAILURE() << "accepted " << words;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("zq9"), std::string::npos) << e.what();
+    }
+  };
+  StoreOptions given;
+  given.http_headers = {"X-A: a\0zq9"s};
+  refused(given, "http_headers[0]");
+  given.http_headers = {"X-A: 1\nX-B: zq9"};  // a bare LF smuggling a second header
+  refused(given, "http_headers[0]");
+  given.http_headers = {"X-A: 1", "x-a: zq9"};
+  refused(given, "http_headers[1] repeats the name of http_headers[0]");
+  given.http_headers = {"Range: bytes=5-zq9"};
+  refused(given, "sets range");
+  for (std::string token : {"a\rzq9"s, "a\nzq9"s, "a\0zq9"s, "a\x7fzq9"s}) {
+    given = {};
+    given.http_bearer_token = token;
+    refused(given, "http_bearer_token");
+  }
+  given = {};
+  given.http_bearer_token = "t";
+  given.http_headers = {"authorization: Basic zq9"};
+  refused(given, "sets Authorization and StoreOptions::http_bearer_token sets it too");
+}
+
+// A token and an Authorization header take each other's place across the environment and the
+// explicit options, so that one request never carries two Authorization lines.
+TEST(HttpOptions, TokenAndAuthorizationHeaderReplaceEachOther) {
+  {
+    ScopedEnv token("ZARRDIRECT_HTTP_BEARER_TOKEN", "from-env");
+    StoreOptions given;
+    given.http_headers = {"Authorization: Basic abc"};
+    auto options = HttpOptions::resolve(given);
+    EXPECT_EQ(options.bearer_token, "");
+    EXPECT_EQ(options.headers, std::vector<std::string>{"Authorization: Basic abc"});
+  }
+  {
+    ScopedEnv headers("ZARRDIRECT_HTTP_HEADERS", "Authorization: Basic abc\nX-Kept: 1");
+    StoreOptions given;
+    given.http_bearer_token = "mine";
+    auto options = HttpOptions::resolve(given);
+    EXPECT_EQ(options.bearer_token, "mine");
+    EXPECT_EQ(options.headers, std::vector<std::string>{"X-Kept: 1"});
+    ScopedEnv token("ZARRDIRECT_HTTP_BEARER_TOKEN", "from-env");
+    try {
+      HttpOptions::from_environment();
+      ADD_FAILURE() << "two Authorization sources accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("ZARRDIRECT_HTTP_BEARER_TOKEN sets it too"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("abc"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zarrdirect
