@@ -14,6 +14,7 @@
 #include "cuda_runtime.hpp"
 #include "device_array.hpp"
 #include "interruptible.hpp"
+#include "read_new_memory.hpp"
 #include "zarrdirect/selection.hpp"
 
 namespace py = pybind11;
@@ -47,33 +48,12 @@ Selection selection_from_python(const py::list& axes) {
 py::tuple read_selection(const Array& array, const py::list& axes, const std::optional<std::vector<std::int64_t>>& shape,
                          const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
                          unsigned threads, const py::object& progress) {
-  const Device device = parse_device(device_name);
-  const DeviceSpec spec = checked_device(device, cuda_device);
-  if (device == Device::cpu) stream.reset();
   const Selection selection = selection_from_python(axes);
-  const Settings settings = make_settings(threads);
-  int run_device = -1;
-  if (device == Device::cuda) run_device = cuda_device >= 0 ? cuda_device : current_device();
-  NDArray result;
-  run_interruptible(
-      [&](const ProgressCallback& callback) {
-        Settings with_progress = settings;
-        with_progress.progress = callback;
-        auto extents = selection_shape(selection, array.metadata().shape);
-        std::uint64_t count = 1;
-        for (auto extent : extents) count *= extent;
-        Buffer buffer = Buffer::allocate(spec, static_cast<std::size_t>(count * array.metadata().dtype.size));
-        Destination destination{buffer.data(), {}, device, stream_pointer(stream), buffer.device_ordinal()};
-        ReadStats stats = array.read_selection_into(selection, destination, with_progress);
-        result = NDArray(std::move(buffer), std::move(extents), array.metadata().dtype, std::move(stats));
-      },
-      progress, run_device);
-  auto out_shape = result_shape(result, shape);
-  py::dict stats = stats_to_dict(result.stats());
-  if (device == Device::cpu) return py::make_tuple(host_view(std::move(result), out_shape), stats);
-  int holder = device_of_pointer(result.data());
-  if (holder < 0) holder = std::max(run_device, 0);
-  return py::make_tuple(py::cast(DeviceArray(std::move(result), std::move(out_shape), holder, stream)), stats);
+  return read_into_new_memory(
+      array, [&] { return selection_shape(selection, array.metadata().shape); }, shape, device_name, cuda_device, stream,
+      threads, progress, [&](const Destination& destination, const Settings& settings) {
+        return array.read_selection_into(selection, destination, settings);
+      });
 }
 
 // `byte_strides` come per array axis (zarrdirect/_out.py); the engine takes them per result axis.
@@ -110,9 +90,6 @@ py::dict read_selection_into(const Array& array, const py::list& axes, std::uint
 py::tuple read_points(const Array& array, const py::list& axes, const std::vector<std::int64_t>& shape,
                       const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
                       unsigned threads, const py::object& progress) {
-  const Device device = parse_device(device_name);
-  const DeviceSpec spec = checked_device(device, cuda_device);
-  if (device == Device::cpu) stream.reset();
   std::vector<std::vector<std::int64_t>> coordinates;
   for (const py::handle item : axes) {
     auto indices = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(item);
@@ -121,26 +98,11 @@ py::tuple read_points(const Array& array, const py::list& axes, const std::vecto
     coordinates.emplace_back(indices.data(), indices.data() + indices.size());
   }
   const std::uint64_t count = coordinates.empty() ? 0 : coordinates.front().size();
-  const Settings settings = make_settings(threads);
-  int run_device = -1;
-  if (device == Device::cuda) run_device = cuda_device >= 0 ? cuda_device : current_device();
-  NDArray result;
-  run_interruptible(
-      [&](const ProgressCallback& callback) {
-        Settings with_progress = settings;
-        with_progress.progress = callback;
-        Buffer buffer = Buffer::allocate(spec, static_cast<std::size_t>(count * array.metadata().dtype.size));
-        Destination destination{buffer.data(), {}, device, stream_pointer(stream), buffer.device_ordinal()};
-        ReadStats stats = array.read_points_into(coordinates, destination, with_progress);
-        result = NDArray(std::move(buffer), {count}, array.metadata().dtype, std::move(stats));
-      },
-      progress, run_device);
-  auto out_shape = result_shape(result, shape);
-  py::dict stats = stats_to_dict(result.stats());
-  if (device == Device::cpu) return py::make_tuple(host_view(std::move(result), out_shape), stats);
-  int holder = device_of_pointer(result.data());
-  if (holder < 0) holder = std::max(run_device, 0);
-  return py::make_tuple(py::cast(DeviceArray(std::move(result), std::move(out_shape), holder, stream)), stats);
+  return read_into_new_memory(
+      array, [&] { return std::vector<std::uint64_t>{count}; }, shape, device_name, cuda_device, stream, threads,
+      progress, [&](const Destination& destination, const Settings& settings) {
+        return array.read_points_into(coordinates, destination, settings);
+      });
 }
 
 }  // namespace
