@@ -3,7 +3,7 @@
 # selections, each capped in time so one device call (10 minutes) holds several. Needs build-dev
 # from bench/device_session.sh on the same (warm) machine, and .device/pylib for Dask.
 #
-#   bench/device_benches.sh patches pyramid dask http selection read
+#   bench/device_benches.sh patches pyramid dask http selection read region
 # Each name's output goes to $OUT/<name>.log (and its table to $OUT/<name>.md where it writes one).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,8 @@ for what in "$@"; do
     dask) run dask python3 bench/dask_bench.py --gpu --zarrdirect build-dev/zarrdirect --work "$work/dask" --repeat 2 ;;
     http) run http python3 bench/http_bench.py --device cuda --server python --zarrdirect build-dev/zarrdirect --work "$work/http" --repeat 2 --skip-zarr-python ;;
     dask-large) run dask-large python3 bench/dask_bench.py --gpu --zarrdirect build-dev/zarrdirect --work "$work/dask" --repeat 3 --blocks 256 512 512 ;;
+    dask-probe) run dask-probe python3 bench/dask_probe.py --zarrdirect build-dev/zarrdirect --work "$work/dask" ;;
+    region) run region python3 bench/region_rewrite_probe.py --work "$work/region" ;;
     selection) run selection python3 bench/selection_bench.py --size 512 --chunk 64 ;;
     read) run read python3 bench/gpu_bench.py --build build-dev --work "$work/read" --out "$OUT/read.md" --arrays ${READ_ARRAYS:-raw-128,zstd-128} --repeat 3 --skip-cold ;;
     *) echo "unknown benchmark $what" ;;

@@ -188,6 +188,8 @@ def gpu(args) -> None:
     results["pyramid_from_disk_slabs_s"] = timed(slabs, args.repeat, clean(slabbed))
     results["slabs"] = stats.get("slabs")
     results["peak_buffer_bytes"] = stats.get("peak_buffer_bytes")
+    for key in ("read_seconds", "pyramid_seconds", "read_wait_seconds"):  # the last run's
+        results[f"slabs_{key}"] = stats.get(key)
     print(f"\n{gib:.1f} GiB uint16 {shape} in GPU memory, {LEVELS} levels zyx mean, zstd-1, {CHUNK}^3 chunks\n")
     print("| case | time (s) | ratio | goal |")
     print("|---|---:|---:|---:|")

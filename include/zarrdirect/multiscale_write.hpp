@@ -72,6 +72,12 @@ struct MultiscaleWriteStats {
                                        // (slab, downsampled parts, partial chunks of levels);
                                        // data given in memory and the writer's chunk buffers
                                        // not counted
+  // Where the time went, from an array on storage read slab by slab (0 for data in memory):
+  double read_seconds = 0;             // reading the slabs (each slab's read, summed; slab s+1
+                                       // is read while slab s is written)
+  double pyramid_seconds = 0;          // writing each slab's level 0 and downsampling and
+                                       // writing the levels below, summed
+  double read_wait_seconds = 0;        // the writes waiting for the next slab's read to end
 };
 
 // Writes `data` (host or device memory; shape and dtype required, C-contiguous: byte_strides

@@ -73,6 +73,9 @@ py::dict stats_to_python(const MultiscaleWriteStats& stats) {
   out["slabs"] = stats.slabs;
   out["slab_rows"] = stats.slab_rows;
   out["peak_buffer_bytes"] = stats.peak_buffer_bytes;
+  out["read_seconds"] = stats.read_seconds;
+  out["pyramid_seconds"] = stats.pyramid_seconds;
+  out["read_wait_seconds"] = stats.read_wait_seconds;
   return out;
 }
 

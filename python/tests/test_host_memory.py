@@ -65,6 +65,36 @@ def test_reads_from_many_threads(path) -> None:
     assert not errors
 
 
+def test_reads_off_the_main_thread_raise_fill_out_and_report_progress(path) -> None:
+    """Off the main thread a read without a progress callable runs on the calling thread (no
+    helper thread): its errors, out= and a progress callable (which takes the helper path) work
+    the same there."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    array = zarrdirect.open(path)
+
+    def out_read(start: int) -> np.ndarray:
+        out = np.empty((9, 28), dtype=DATA.dtype)
+        assert array.read((slice(start, start + 9), slice(2, 30)), out=out) is out
+        return out
+
+    def bad_read() -> None:
+        array.read((64,))
+
+    calls = []
+
+    def progress_read() -> np.ndarray:
+        return array.read(progress=lambda done, total: calls.append((done, total)) or True)
+
+    with ThreadPoolExecutor(4) as pool:
+        for start, got in zip(range(0, 50, 7), pool.map(out_read, range(0, 50, 7))):
+            np.testing.assert_array_equal(got, DATA[start:start + 9, 2:30])
+        with pytest.raises(IndexError, match="64"):
+            pool.submit(bad_read).result()
+        np.testing.assert_array_equal(pool.submit(progress_read).result(), DATA)
+    assert calls and calls[-1][0] == calls[-1][1]
+
+
 def test_read_into_views_and_new_axes(path) -> None:
     array = zarrdirect.open(path)
     big = np.full((100, 100), -1.0)

@@ -135,3 +135,96 @@ def test_a_write_failing_midway_leaves_each_shard_old_or_new(tmp_path):
             np.testing.assert_array_equal(got[(sy, sx)], expected_new if landed else old[box])
     names = [name for _, _, files in os.walk(path) for name in files]
     assert not [name for name in names if name.endswith(".__lock")], names
+
+
+# A child process that writes `new` over the array at `path` under a file-size limit of `limit`
+# bytes (RLIMIT_FSIZE, with SIGXFSZ ignored, so a pwrite past the limit fails with EFBIG as it
+# would on a full disk), and prints the error it got.
+DISK_FULL_CHILD = """
+import resource, signal, sys
+import numpy as np
+import zarrdirect
+path, limit, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+new = np.load(sys.argv[4])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    zarrdirect.open(path, mode="r+").write(new, threads=threads)
+except zarrdirect.ZarrdirectError as error:
+    print(type(error).__name__, error)
+    sys.exit(3)
+print("no error")
+"""
+
+
+def write_past_a_file_size_limit(tmp_path, path, new: np.ndarray, limit: int, threads: int) -> str:
+    import subprocess
+    import sys
+
+    source = tmp_path / "new.npy"
+    np.save(source, new)
+    done = subprocess.run([sys.executable, "-c", DISK_FULL_CHILD, str(path), str(limit), str(threads), str(source)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, (done.returncode, done.stdout, done.stderr)
+    return done.stdout
+
+
+def files_of(path) -> dict:
+    return {os.path.relpath(os.path.join(folder, name), path): open(os.path.join(folder, name), "rb").read()
+            for folder, _, names in os.walk(path) for name in names}
+
+
+# Noise compresses to more than the limit, a constant to a few bytes: chunks of noise cannot be
+# written, constant ones can.
+def noise_and_constant_blocks(shape, block, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    noisy = np.zeros(shape, dtype=bool)
+    for by in range(0, shape[0], block[0]):
+        for bx in range(0, shape[1], block[1]):
+            noisy[by:by + block[0], bx:bx + block[1]] = ((by // block[0]) + (bx // block[1])) % 2 == 0
+    values = np.where(noisy, rng.integers(0, 65535, size=shape, dtype=np.uint16), np.uint16(7))
+    return values, noisy
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_a_disk_full_midway_leaves_each_chunk_old_or_new_and_says_so(tmp_path, threads):
+    shape, chunks = (64, 96), (16, 16)
+    path = tmp_path / "a"
+    array = zarrdirect.create(path, shape=shape, dtype="uint16", chunks=chunks, codec="zstd:1")
+    old = np.arange(np.prod(shape), dtype=np.uint16).reshape(shape)
+    array[...] = old
+    new, noisy = noise_and_constant_blocks(shape, chunks, seed=1)
+    message = write_past_a_file_size_limit(tmp_path, path, new, limit=200, threads=threads)
+    assert "File too large" in message and "write of region" in message, message
+
+    got = zarrdirect.open(path)[...]
+    landed = 0
+    for cy in range(0, shape[0], chunks[0]):
+        for cx in range(0, shape[1], chunks[1]):
+            box = (slice(cy, cy + chunks[0]), slice(cx, cx + chunks[1]))
+            if noisy[box].all():  # 512 bytes of noise cannot fit in 200: the old chunk stays
+                np.testing.assert_array_equal(got[box], old[box])
+            elif np.array_equal(got[box], new[box]):
+                landed += 1
+            else:
+                np.testing.assert_array_equal(got[box], old[box])
+    if threads == 1:
+        # One thread goes through the chunks in order and stops at the first failure (chunk 0 is
+        # noise), so nothing lands.
+        assert landed == 0
+    leftovers = [name for name in files_of(path) if name.endswith(".__lock")]
+    assert not leftovers, leftovers
+
+
+def test_a_disk_full_inside_a_sharded_write_leaves_the_shards_as_they_were(tmp_path):
+    shape, shards, chunks = (64, 64), (32, 32), (8, 8)
+    path = tmp_path / "a"
+    array = zarrdirect.create(path, shape=shape, dtype="uint16", chunks=chunks, shards=shards, codec="zstd:1")
+    array[...] = np.full(shape, 5, dtype=np.uint16)  # a few bytes an inner chunk
+    before = files_of(path)
+    # Every new shard holds noise and grows past the limit, which each old shard is well within.
+    largest = max(len(contents) for name, contents in before.items() if name.startswith("c"))
+    new = np.random.default_rng(2).integers(0, 65535, size=shape, dtype=np.uint16)
+    message = write_past_a_file_size_limit(tmp_path, path, new, limit=largest + 64, threads=2)
+    assert "File too large" in message, message
+    assert files_of(path) == before

@@ -1,6 +1,8 @@
 // write_multiscale (zarrdirect/multiscale_write.hpp): plans the pyramid, creates the group and
 // its arrays, runs the data through PyramidPipeline, then writes the multiscales metadata.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <future>
 #include <numeric>
 #include <thread>
@@ -128,7 +130,11 @@ MultiscaleWriteStats write_multiscale(const std::filesystem::path& path, const A
   }
   Settings read_settings = settings;
   read_settings.progress = nullptr;
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  std::atomic<double> read_seconds = 0;  // added to by the reading thread
   auto read_slab = [&](std::uint64_t s) {
+    const auto start = Clock::now();
     const std::uint64_t first = s * rows;
     const std::uint64_t count = std::min(rows, shape[axis] - first);
     Region region(shape.size());
@@ -137,20 +143,30 @@ MultiscaleWriteStats write_multiscale(const std::filesystem::path& path, const A
     destination.data = slab_buffers[s % slab_buffers.size()].data();
     destination.device = device;
     source.read_into(region, destination, read_settings);
+    read_seconds.fetch_add(seconds_since(start));
     return count;
   };
   // Declared after the buffers: if a push throws, the pending read is waited for (std::future's
   // destructor) before the buffer it reads into goes away.
   std::future<std::uint64_t> next;
   std::uint64_t count = read_slab(0);
+  double pyramid_seconds = 0, read_wait_seconds = 0;
   for (std::uint64_t s = 0; s < slabs; ++s) {
     // The buffer read next was last pushed two slabs ago: that push returned only after its
     // writes (which wait for the downsampling that read the buffer) were done.
     if (s + 1 < slabs) next = std::async(std::launch::async, read_slab, s + 1);
+    auto start = Clock::now();
     pipeline.push(slab_buffers[s % slab_buffers.size()].data(), count, s + 1 == slabs);
+    pyramid_seconds += seconds_since(start);
+    start = Clock::now();
     if (s + 1 < slabs) count = next.get();
+    read_wait_seconds += seconds_since(start);
   }
-  return finish(started, pipeline, options, static_cast<std::size_t>(slabs), rows);
+  MultiscaleWriteStats stats = finish(started, pipeline, options, static_cast<std::size_t>(slabs), rows);
+  stats.read_seconds = read_seconds.load();
+  stats.pyramid_seconds = pyramid_seconds;
+  stats.read_wait_seconds = read_wait_seconds;
+  return stats;
 }
 
 }  // namespace zarrdirect

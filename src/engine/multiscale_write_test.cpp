@@ -165,6 +165,10 @@ TEST(WriteMultiscale, SlabsEqualTheWholeAndStayWithinTheSlabBudget) {
     EXPECT_LE(stats.peak_buffer_bytes, 4 * 8 * row_bytes);
     EXPECT_GT(stats.peak_buffer_bytes, 2 * 8 * row_bytes);
     EXPECT_EQ(stats.chunks_merged, 0u);  // whole chunks only: no chunk written by two slabs
+    // The time split is reported: every slab was read and written.
+    EXPECT_GT(stats.read_seconds, 0.0);
+    EXPECT_GT(stats.pyramid_seconds, 0.0);
+    EXPECT_GE(stats.read_wait_seconds, 0.0);
     for (int k = 0; k < 4; ++k) {
       auto a = Array::open(dir / ("whole" + tag) / std::to_string(k)).read();
       auto b = Array::open(dir / ("slabs" + tag) / std::to_string(k)).read();

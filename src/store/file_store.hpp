@@ -140,6 +140,7 @@ class KeyLock {
   KeyLock(FileIo& io, std::shared_ptr<const FolderHandle> folder, int lock_fd, std::string name, std::string path)
       : io_(&io), folder_(std::move(folder)), lock_fd_(lock_fd), name_(std::move(name)), path_(std::move(path)) {}
   void release(bool remove_lock_file);
+  bool exchange_with_key(const std::string& lock_name);
   void require_held() const;
   int folder_fd() const { return folder_->fd; }
   std::string lock_path() const;

@@ -1,10 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -161,6 +165,52 @@ TEST(FileStoreWrite, AFailedWriteLeavesTheOldValue) {
   FileStore(dir.path(), small_steps).set("c/0", bytes_of("written three bytes at a time"));
   EXPECT_EQ(read_text(dir / "c/0"), "written three bytes at a time");
   EXPECT_EQ(files_below(dir.path()), (std::vector<std::string>{"c", "c/0"}));
+}
+
+// Replacing a stored value swaps it with the lock file and then removes the old file (see
+// KeyLock::exchange_with_key): the key holds the newest value, the old file goes, no lock file
+// stays, and the key's inode is the one the writer wrote (not a copy).
+TEST(FileStoreWrite, ReplacingAStoredValueLeavesOnlyTheNewFile) {
+  test::TempDir dir;
+  FileStore store(dir.path());
+  store.set("c/0", bytes_of("old value"));
+  for (int round = 0; round < 3; ++round) {
+    auto lock = store.lock("c/0");
+    struct stat written {};
+    ASSERT_EQ(::stat((dir / "c/0.__lock").c_str(), &written), 0);
+    lock.commit(bytes_of("value " + std::to_string(round)), round == 2);
+    struct stat stored {};
+    ASSERT_EQ(::stat((dir / "c/0").c_str(), &stored), 0);
+    EXPECT_EQ(stored.st_ino, written.st_ino);
+    EXPECT_EQ(read_text(dir / "c/0"), "value " + std::to_string(round));
+    EXPECT_EQ(files_below(dir.path()), (std::vector<std::string>{"c", "c/0"}));
+  }
+}
+
+// The moment between the exchange and the removal of the old file, made by hand: the lock
+// file's name holds the old value, flocked by the writer that is publishing. Another writer that
+// opens it must wait, then see that it is no longer the lock file, and take a fresh one.
+TEST(FileStoreWrite, AWriterArrivingDuringAnExchangeWaitsAndTakesAFreshLock) {
+  test::TempDir dir;
+  FileStore store(dir.path());
+  store.set("k", bytes_of("newest"));
+  { std::ofstream(dir / "k.__lock") << "the old value"; }
+  int old_file = ::open((dir / "k.__lock").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(old_file, 0);
+  ASSERT_EQ(::flock(old_file, LOCK_EX), 0);
+  std::atomic<bool> done{false};
+  std::thread other([&] {
+    store.set("k", bytes_of("from the other writer"));
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(done.load());  // waiting on the old file's flock
+  EXPECT_EQ(read_text(dir / "k"), "newest");
+  ASSERT_EQ(::unlink((dir / "k.__lock").c_str()), 0);
+  ::close(old_file);
+  other.join();
+  EXPECT_EQ(read_text(dir / "k"), "from the other writer");
+  EXPECT_EQ(files_below(dir.path()), (std::vector<std::string>{"k"}));
 }
 
 // Read-modify-write of one counter key: every increment must land.
