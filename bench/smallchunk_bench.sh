@@ -73,7 +73,8 @@ results="$work/results.txt"
 record() {
   local name=$1 mode=$2
   shift 2
-  "$@" | sed "s|^|$name\t$mode\t|" >>"$results"
+  # A failing measurement leaves its cells empty ("-") instead of ending the whole run.
+  { "$@" || echo "smallchunk_bench.sh: $name $mode failed" >&2; } | sed "s|^|$name\t$mode\t|" >>"$results"
 }
 for name in raw-32 raw-64 raw-128 shard-raw-32 shard-zstd1-32; do
   array="$work/$name"

@@ -30,11 +30,12 @@ TEST(UringReads, PlanKeepsThreadsUnlessAskedAndApplicable) {
 
 TEST(UringReads, PlanSizesTasksByFilesBytesAndMemory) {
   if (!uring_support().usable) GTEST_SKIP() << uring_support().reason;
-  // 64 KiB chunks: 64 files (4 MiB) per task when there are plenty.
-  EXPECT_EQ(plan_uring_reads(IoEngine::uring, true, 65536, 1u << 20, 16, 1u << 30).files_per_task, 64u);
-  // 1 MiB chunks: 4 per task; a worker share of 2 MiB: 2.
-  EXPECT_EQ(plan_uring_reads(IoEngine::uring, true, 1u << 20, 1u << 20, 16, 1u << 30).files_per_task, 4u);
-  EXPECT_EQ(plan_uring_reads(IoEngine::uring, true, 1u << 20, 1u << 20, 16, 2u << 20).files_per_task, 2u);
+  // 8 KiB chunks: 64 files (512 KiB) per task when there are plenty; 64 KiB ones: 8.
+  EXPECT_EQ(plan_uring_reads(IoEngine::uring, true, 8192, 1u << 20, 16, 1u << 30).files_per_task, 64u);
+  EXPECT_EQ(plan_uring_reads(IoEngine::uring, true, 65536, 1u << 20, 16, 1u << 30).files_per_task, 8u);
+  // A worker share of 128 KiB: 2; chunks larger than a task: 1.
+  EXPECT_EQ(plan_uring_reads(IoEngine::uring, true, 65536, 1u << 20, 16, 128u << 10).files_per_task, 2u);
+  EXPECT_EQ(plan_uring_reads(IoEngine::uring, true, 4u << 20, 1u << 20, 16, 1u << 30).files_per_task, 1u);
   // Few chunks: spread over the workers, at least one per task.
   EXPECT_EQ(plan_uring_reads(IoEngine::uring, true, 65536, 128, 16, 1u << 30).files_per_task, 2u);
   EXPECT_EQ(plan_uring_reads(IoEngine::uring, true, 65536, 3, 16, 1u << 30).files_per_task, 1u);
