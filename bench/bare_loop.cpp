@@ -4,7 +4,10 @@
 // device buffer (each file to its own offset, no placement). Two pinned buffers per thread let a
 // read overlap the previous copy.
 //
-//   bare_loop [--threads N] [--repeat R] [--cold] [--part K/N] [--sync] FOLDER
+//   bare_loop [--threads N] [--repeat R] [--cold] [--part K/N] [--sync] [--host] FOLDER
+//
+// --host: the host-memory bound instead, with no CUDA at all: each file is pread whole into the
+// thread's own buffer and copied (memcpy) into one host buffer, each to its own offset.
 //
 // --part K/N: only the K-th of N consecutive shares (by bytes) of the files, sorted by path: one
 // GPU's slab when N processes share the array (bench/multi_gpu.py). --sync: print "ready" once
@@ -20,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -49,7 +53,7 @@ struct ChunkFile {
 
 int main(int argc, char** argv) {
   unsigned threads = 16, repeat = 3;
-  bool cold = false, sync_runs = false;
+  bool cold = false, sync_runs = false, host = false;
   unsigned part = 0, parts = 1;
   std::string folder;
   for (int i = 1; i < argc; ++i) {
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
     else if (arg == "--repeat" && i + 1 < argc) repeat = static_cast<unsigned>(std::stoul(argv[++i]));
     else if (arg == "--cold") cold = true;
     else if (arg == "--sync") sync_runs = true;
+    else if (arg == "--host") host = true;
     else if (arg == "--part" && i + 1 < argc) {
       if (std::sscanf(argv[++i], "%u/%u", &part, &parts) != 2 || parts == 0 || part >= parts) {
         fmt::print(stderr, "bare_loop: --part takes K/N with K < N\n");
@@ -67,7 +72,7 @@ int main(int argc, char** argv) {
     else folder = arg;
   }
   if (folder.empty()) {
-    fmt::print(stderr, "usage: bare_loop [--threads N] [--repeat R] [--cold] FOLDER\n");
+    fmt::print(stderr, "usage: bare_loop [--threads N] [--repeat R] [--cold] [--part K/N] [--sync] [--host] FOLDER\n");
     return 2;
   }
   std::vector<ChunkFile> all;
@@ -94,13 +99,23 @@ int main(int argc, char** argv) {
     largest = std::max(largest, file.size);
   }
   void* device = nullptr;
-  check(cudaMalloc(&device, std::max<std::size_t>(total, 1)), "cudaMalloc");
+  // --host: the destination and the threads' buffers in ordinary memory, touched once before the
+  // runs (as zarrdirect's bench reuses its destination).
+  std::vector<char> host_destination;
+  std::vector<std::vector<char>> host_buffers;
+  if (host) {
+    host_destination.assign(std::max<std::size_t>(total, 1), 0);
+    host_buffers.assign(threads, std::vector<char>(std::max<std::size_t>(largest, 1), 0));
+    device = host_destination.data();
+  } else {
+    check(cudaMalloc(&device, std::max<std::size_t>(total, 1)), "cudaMalloc");
+  }
   struct Worker {
     cudaStream_t stream;
     void* pinned[2];
     cudaEvent_t done[2];
   };
-  std::vector<Worker> workers(threads);
+  std::vector<Worker> workers(host ? 0 : threads);
   for (auto& w : workers) {
     check(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking), "stream");
     for (int s = 0; s < 2; ++s) {
@@ -124,6 +139,22 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
+        if (host) {
+          char* buffer = host_buffers[t].data();
+          for (std::size_t i = next++; i < files.size(); i = next++) {
+            int fd = ::open(files[i].path.c_str(), O_RDONLY);
+            if (fd < 0) std::exit(1);
+            std::size_t done = 0;
+            while (done < files[i].size) {
+              ssize_t got = ::pread(fd, buffer + done, files[i].size - done, static_cast<off_t>(done));
+              if (got <= 0) std::exit(1);
+              done += static_cast<std::size_t>(got);
+            }
+            ::close(fd);
+            std::memcpy(static_cast<char*>(device) + files[i].device_offset, buffer, files[i].size);
+          }
+          return;
+        }
         Worker& w = workers[t];
         check(cudaSetDevice(0), "cudaSetDevice");
         unsigned slot = 0;
@@ -147,9 +178,9 @@ int main(int argc, char** argv) {
       });
     for (auto& thread : pool) thread.join();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("{{\"tool\": \"bare_loop\", \"run\": {}, \"files\": {}, \"bytes\": {}, \"seconds\": {:.6f}, \"gbps\": {:.3f}, "
+    fmt::print("{{\"tool\": \"bare_loop\", \"memory\": \"{}\", \"run\": {}, \"files\": {}, \"bytes\": {}, \"seconds\": {:.6f}, \"gbps\": {:.3f}, "
                "\"start\": {:.6f}, \"end\": {:.6f}}}\n",
-               run + 1, files.size(), total, seconds, static_cast<double>(total) / seconds / 1e9, wall_start,
+               host ? "host" : "device", run + 1, files.size(), total, seconds, static_cast<double>(total) / seconds / 1e9, wall_start,
                wall_start + seconds);
     std::fflush(stdout);
   }

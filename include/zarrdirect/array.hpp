@@ -85,15 +85,36 @@ struct Destination {
 };
 
 // What a read did, for the CLI, benchmarks and tests.
+// CUDA runtime calls a device read made, by kind: the calls that queue work on a stream or wait
+// for it (placing chunks into device memory through the staged or GDS path). All zero for host
+// reads. Batched placement (Settings::device_batch) makes a few calls per batch of many small
+// chunks; placing chunk by chunk makes about three per chunk (copy, launch or not, event).
+struct CudaCallStats {
+  std::uint64_t copies = 0;            // cudaMemcpyAsync
+  std::uint64_t memsets = 0;           // cudaMemsetAsync (fills)
+  std::uint64_t kernel_launches = 0;   // scatter, fill, batch and selection kernels
+  std::uint64_t event_records = 0;     // cudaEventRecord
+  std::uint64_t stream_waits = 0;      // cudaStreamWaitEvent
+  std::uint64_t synchronizations = 0;  // cudaStreamSynchronize and cudaEventSynchronize
+  std::uint64_t total() const {
+    return copies + memsets + kernel_launches + event_records + stream_waits + synchronizations;
+  }
+};
+
 struct ReadStats {
   std::size_t chunks_total = 0;     // chunk (or inner chunk) positions the region touches
   std::size_t chunks_missing = 0;   // of those, absent from the store: filled
   std::uint64_t bytes_read = 0;     // bytes fetched from storage
   std::uint64_t bytes_out = 0;      // bytes placed in the destination
   std::string io_path;              // "host", "staged", "gds"
+  // How chunk files were fetched (Settings::io_engine): "threads" (a read per chunk on the
+  // reader's threads) or "io_uring" (batches of files per submission); "threads (io_uring
+  // unavailable: why)" when io_uring was asked for and the build or the kernel refused it.
+  std::string io_engine = {};
   unsigned threads = 0;
   std::size_t chunks_decoded = 0;   // chunks (or inner chunks) decoded (read_many and cached reads)
   std::size_t cache_hits = 0;       // chunks taken decoded from the handle's cache
+  CudaCallStats cuda_calls = {};    // device reads: the CUDA calls made (see CudaCallStats)
 };
 
 // The decoded-chunk cache of one array handle (Array::set_cache_bytes), counted since it was

@@ -3,7 +3,8 @@
 // Defaults come from measurements on the GPU machine (docs/BENCHMARKS.md); every field can be
 // overridden from the environment (ZARRDIRECT_THREADS, ZARRDIRECT_STAGING_MB,
 // ZARRDIRECT_SLOTS_PER_THREAD, ZARRDIRECT_O_DIRECT, ZARRDIRECT_IO_PATH,
-// ZARRDIRECT_MEMORY_LIMIT_MB, ZARRDIRECT_CACHE_MB), the CLI and the APIs.
+// ZARRDIRECT_MEMORY_LIMIT_MB, ZARRDIRECT_CACHE_MB, ZARRDIRECT_DEVICE_BATCH, ZARRDIRECT_IO), the
+// CLI and the APIs.
 //
 // Memory of a read. Besides the result, a read holds per thread one decoded chunk, its stored
 // bytes and the codec chain's scratch, plus (sharded arrays) each shard's index and a bounded
@@ -31,6 +32,16 @@ enum class IoPath {
 std::string_view to_string(IoPath path);
 IoPath parse_io_path(std::string_view text);
 
+// How a read fetches the files of uncompressed chunks from a local folder into host memory.
+enum class IoEngine {
+  automatic,  // threads (io_uring measured no faster on warm page cache: docs/BENCHMARKS.md)
+  uring,      // io_uring: each worker opens, reads and closes a batch of chunk files with two
+              // submissions; threads where the build lacks liburing or the kernel refuses it
+  threads,    // a pread per chunk on the reader's threads
+};
+std::string_view to_string(IoEngine engine);
+IoEngine parse_io_engine(std::string_view text);
+
 // Called from one thread at a time with the chunks done so far and the total; returning false
 // cancels the read (it then fails with ErrorKind::cancelled).
 using ProgressCallback = std::function<bool(std::size_t done, std::size_t total)>;
@@ -49,6 +60,7 @@ struct Settings {
   bool device_batch = true;
   bool o_direct = false;                     // bypass the page cache for chunk files
   IoPath io_path = IoPath::automatic;
+  IoEngine io_engine = IoEngine::automatic;  // ZARRDIRECT_IO=auto|uring|threads
   ProgressCallback progress;                 // optional
   // Decoded-chunk cache of the array handle a read runs on (Array::set_cache_bytes): a read
   // with a non-zero value enables the handle's cache, growing it to at least this many bytes.

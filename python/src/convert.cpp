@@ -107,9 +107,19 @@ py::dict stats_to_dict(const ReadStats& stats) {
   out["bytes_read"] = stats.bytes_read;
   out["bytes_out"] = stats.bytes_out;
   out["io_path"] = stats.io_path;
+  out["io_engine"] = stats.io_engine;
   out["threads"] = stats.threads;
   out["chunks_decoded"] = stats.chunks_decoded;
   out["cache_hits"] = stats.cache_hits;
+  py::dict calls;
+  calls["copies"] = stats.cuda_calls.copies;
+  calls["memsets"] = stats.cuda_calls.memsets;
+  calls["kernel_launches"] = stats.cuda_calls.kernel_launches;
+  calls["event_records"] = stats.cuda_calls.event_records;
+  calls["stream_waits"] = stats.cuda_calls.stream_waits;
+  calls["synchronizations"] = stats.cuda_calls.synchronizations;
+  calls["total"] = stats.cuda_calls.total();
+  out["cuda_calls"] = calls;
   return out;
 }
 

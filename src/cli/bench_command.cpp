@@ -40,6 +40,14 @@ void evict_from_page_cache(const std::filesystem::path& root) {
   }
 }
 
+// The last run's CUDA calls by kind (device reads; zeros for host reads).
+nlohmann::json cuda_calls_json(const CudaCallStats& calls) {
+  return {{"copies", calls.copies},           {"memsets", calls.memsets},
+          {"kernel_launches", calls.kernel_launches}, {"event_records", calls.event_records},
+          {"stream_waits", calls.stream_waits}, {"synchronizations", calls.synchronizations},
+          {"total", calls.total()}};
+}
+
 }  // namespace
 
 Run add_bench_command(CLI::App& app) {
@@ -103,8 +111,9 @@ Run add_bench_command(CLI::App& app) {
     if (options->json) {
       nlohmann::json doc = {{"path", options->path}, {"device", options->device}, {"cold", options->cold},
                             {"gbps", rates}, {"median_gbps", median}, {"best_gbps", sorted.back()},
-                            {"io_path", stats.io_path}, {"threads", stats.threads}, {"fresh_output", options->fresh_output}, {"bytes_read", stats.bytes_read},
-                            {"bytes_out", stats.bytes_out}};
+                            {"io_path", stats.io_path}, {"io_engine", stats.io_engine}, {"threads", stats.threads}, {"fresh_output", options->fresh_output}, {"bytes_read", stats.bytes_read},
+                            {"bytes_out", stats.bytes_out}, {"chunks_total", stats.chunks_total},
+                            {"cuda_calls", cuda_calls_json(stats.cuda_calls)}};
       fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     } else {
       fmt::print("median {:.2f} GB/s, best {:.2f} GB/s over {} runs ({})\n", median, sorted.back(), rates.size(),

@@ -126,11 +126,15 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
   if (use_gds) {
     cuda::GdsSink sink(layout, metadata.fill_value, options, *cufile, cufile->state().native,
                        settings.io_path == IoPath::automatic);
-    return run_read(array, region, sink, settings);
+    ReadStats stats = run_read(array, region, sink, settings);
+    stats.cuda_calls = sink.cuda_calls();
+    return stats;
   }
   options.batch = settings.device_batch;  // only here: the GDS and selection sinks place chunk by chunk
   cuda::DeviceSink sink(layout, metadata.fill_value, options);
-  return run_read(array, region, sink, settings);
+  ReadStats stats = run_read(array, region, sink, settings);
+  stats.cuda_calls = sink.cuda_calls();
+  return stats;
 }
 
 std::vector<std::byte> copy_to_host(const NDArray& array) {

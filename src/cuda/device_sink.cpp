@@ -70,9 +70,16 @@ void DeviceSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   // for. The GDS sink writes with cuFile, outside any stream, so it waits on the host as well.
   cudaStream_t upstream = options_.caller_stream ? options_.caller_stream : cudaStreamLegacy;
   check_cuda(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  calls_.add(CudaCall::event_record);
   check_cuda(cudaEventRecord(ready_, upstream), "cudaEventRecord (caller's stream)");
-  for (auto& worker : workers_) check_cuda(cudaStreamWaitEvent(worker.stream, ready_, 0), "cudaStreamWaitEvent");
-  if (options_.host_waits_for_caller) check_cuda(cudaEventSynchronize(ready_), "cudaEventSynchronize (caller's stream)");
+  for (auto& worker : workers_) {
+    calls_.add(CudaCall::stream_wait);
+    check_cuda(cudaStreamWaitEvent(worker.stream, ready_, 0), "cudaStreamWaitEvent");
+  }
+  if (options_.host_waits_for_caller) {
+    calls_.add(CudaCall::sync);
+    check_cuda(cudaEventSynchronize(ready_), "cudaEventSynchronize (caller's stream)");
+  }
 
   if (batch_bytes_ > 0) {
     // Two batch buffers per worker, within the budget by construction; no ring (see the header).
@@ -128,6 +135,7 @@ StagingSlot& DeviceSink::next_slot(Worker& worker) {
 void DeviceSink::grow(Worker& worker, std::size_t nbytes) {
   // Not expected (every chunk of a read has the same decoded size), but correct if it happens:
   // drain this worker's stream and swap its slots for larger ones.
+  calls_.add(CudaCall::sync);
   check_cuda(cudaStreamSynchronize(worker.stream), "cudaStreamSynchronize");
   const std::size_t capacity = round_to_page(nbytes);
   std::size_t pinned = 0;
@@ -165,6 +173,7 @@ std::span<std::byte> DeviceSink::staging(unsigned worker_index, std::size_t nbyt
   // A pinned slot's host memory may still be feeding its last upload. Ordinary memory is free
   // again as soon as cudaMemcpyAsync returns, and the scratch is reused in stream order.
   if (slot.in_flight && slot.pinned) {
+    calls_.add(CudaCall::sync);
     check_cuda(cudaEventSynchronize(slot.done), "cudaEventSynchronize (staging slot)");
     slot.in_flight = false;
   }
@@ -191,14 +200,18 @@ void DeviceSink::place(unsigned worker_index, std::span<const std::byte> chunk, 
   // so the source origin is aligned for any unit: 0 stands for it.
   const BoxPlan plan = plan_box_copy(box, destination_, 0, address(dst));
   if (plan.contiguous) {
+    calls_.add(CudaCall::copy);
     check_cuda(cudaMemcpyAsync(dst, src, range.nbytes, cudaMemcpyDefault, worker.stream),
                "cudaMemcpyAsync (chunk to destination)");
   } else {
     std::byte* scratch = slot->scratch();
+    calls_.add(CudaCall::copy);
     check_cuda(cudaMemcpyAsync(scratch, src, range.nbytes, cudaMemcpyDefault, worker.stream),
                "cudaMemcpyAsync (chunk to device scratch)");
+    calls_.add(CudaCall::launch);
     check_cuda(launch_copy(plan.plan, scratch, dst, worker.stream), "scatter kernel launch");
   }
+  calls_.add(CudaCall::event_record);
   check_cuda(cudaEventRecord(slot->done, worker.stream), "cudaEventRecord (staging slot)");
   slot->in_flight = true;
 }
@@ -218,6 +231,7 @@ void DeviceSink::place_in_batch(Worker& worker, std::span<const std::byte> chunk
   // The device copy of the batch starts 256-byte aligned (cudaMalloc): the offset stands for it.
   const BoxPlan plan = plan_box_copy(box, destination_, source, address(dst));
   flush(worker, [&](const std::byte* device) {
+    calls_.add(CudaCall::launch);
     check_cuda(launch_copy(plan.plan, device + source, dst, worker.stream), "scatter kernel launch");
   });
 }
@@ -228,12 +242,15 @@ void DeviceSink::flush(Worker& worker, const std::function<void(const std::byte*
   StagingSlot& slot = *worker.batch[worker.active];
   std::byte* device = slot.scratch();
   table.write_table({slot.host, slot.capacity});
+  calls_.add(CudaCall::copy);
   check_cuda(cudaMemcpyAsync(device, slot.host, table.upload_bytes(), cudaMemcpyHostToDevice, worker.stream),
              "cudaMemcpyAsync (batch to device)");
+  calls_.add(CudaCall::launch);
   check_cuda(launch_batch(reinterpret_cast<const BatchEntry*>(device + table.table_offset()), table.entries().size(),
                           table.max_units(), device, worker.stream),
              "batch kernel launch");
   if (alone) alone(device);
+  calls_.add(CudaCall::event_record);
   check_cuda(cudaEventRecord(slot.done, worker.stream), "cudaEventRecord (batch)");
   slot.in_flight = true;
   ++worker.batches;
@@ -242,6 +259,7 @@ void DeviceSink::flush(Worker& worker, const std::function<void(const std::byte*
   worker.active ^= 1;
   StagingSlot& next = *worker.batch[worker.active];
   if (next.in_flight) {
+    calls_.add(CudaCall::sync);
     check_cuda(cudaEventSynchronize(next.done), "cudaEventSynchronize (batch)");
     next.in_flight = false;
   }
@@ -265,11 +283,13 @@ void DeviceSink::fill(unsigned worker_index, const ChunkBox& box) {
   std::array<std::byte, 16> unit{};
   const BoxPlan plan = plan_box_fill(box, destination_, fill_value_, address(dst), unit);
   if (plan.contiguous && fill_uniform_) {
+    calls_.add(CudaCall::memset);
     check_cuda(cudaMemsetAsync(dst, std::to_integer<int>(fill_value_[0]), plan.plan.count * plan.plan.unit,
                                worker.stream),
                "cudaMemsetAsync (fill value)");
     return;
   }
+  calls_.add(CudaCall::launch);
   check_cuda(launch_fill(plan.plan, unit.data(), dst, worker.stream), "fill kernel launch");
 }
 
@@ -278,6 +298,7 @@ StagingSlot& DeviceSink::idle_slot(unsigned worker_index) {
   Worker& worker = workers_[worker_index];
   StagingSlot& slot = next_slot(worker);
   if (slot.in_flight) {
+    calls_.add(CudaCall::sync);
     check_cuda(cudaEventSynchronize(slot.done), "cudaEventSynchronize (staging slot)");
     slot.in_flight = false;
   }
@@ -293,12 +314,15 @@ void DeviceSink::scatter_from_device(unsigned worker_index, StagingSlot& slot, c
   std::byte* dst = destination_.address_of(box.offset_in_dest);
   const BoxPlan plan = plan_box_copy(box, destination_, address(src_origin), address(dst));
   if (plan.contiguous) {
+    calls_.add(CudaCall::copy);
     check_cuda(cudaMemcpyAsync(dst, src_origin, plan.plan.count * plan.plan.unit, cudaMemcpyDeviceToDevice,
                                worker.stream),
                "cudaMemcpyAsync (scratch to destination)");
   } else {
+    calls_.add(CudaCall::launch);
     check_cuda(launch_copy(plan.plan, src_origin, dst, worker.stream), "scatter kernel launch");
   }
+  calls_.add(CudaCall::event_record);
   check_cuda(cudaEventRecord(slot.done, worker.stream), "cudaEventRecord (staging slot)");
   slot.in_flight = true;
 }
@@ -308,6 +332,7 @@ void DeviceSink::launch_on_worker(unsigned worker_index, std::span<const std::by
   use_device(options_.device);
   Worker& worker = workers_[worker_index];
   if (bytes.empty()) {
+    calls_.add(CudaCall::launch);
     check_cuda(launch(nullptr, worker.stream), "selection fill kernel launch");
     return;
   }
@@ -315,9 +340,12 @@ void DeviceSink::launch_on_worker(unsigned worker_index, std::span<const std::by
   worker.current = nullptr;
   if (!slot) throw Error(ErrorKind::invalid_argument, "device sink: place() without staging()");
   std::byte* scratch = slot->scratch();
+  calls_.add(CudaCall::copy);
   check_cuda(cudaMemcpyAsync(scratch, bytes.data(), bytes.size(), cudaMemcpyDefault, worker.stream),
              "cudaMemcpyAsync (chunk to device scratch)");
+  calls_.add(CudaCall::launch);
   check_cuda(launch(scratch, worker.stream), "selection kernel launch");
+  calls_.add(CudaCall::event_record);
   check_cuda(cudaEventRecord(slot->done, worker.stream), "cudaEventRecord (staging slot)");
   slot->in_flight = true;
 }
@@ -338,6 +366,7 @@ void DeviceSink::finish() {
   cudaError_t first = cudaSuccess;
   for (auto& worker : workers_) {
     if (!worker.stream) continue;
+    calls_.add(CudaCall::sync);
     cudaError_t status = cudaStreamSynchronize(worker.stream);
     if (status != cudaSuccess && first == cudaSuccess) first = status;
   }

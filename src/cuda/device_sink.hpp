@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "cuda/batch_table.hpp"
+#include "cuda/cuda_call_counter.hpp"
 #include "cuda/device_pool.hpp"
 #include "engine/chunk_sink.hpp"
 
@@ -90,6 +91,8 @@ class DeviceSink final : public ChunkSink {
   // Whether start() chose batched placement, and the batches uploaded so far, for tests.
   bool batching() const { return batch_bytes_ > 0; }
   std::size_t batches_uploaded() const;
+  // The CUDA calls this sink has made (ReadStats::cuda_calls).
+  CudaCallStats cuda_calls() const { return calls_.stats(); }
 
  private:
   struct alignas(64) Worker {
@@ -124,6 +127,7 @@ class DeviceSink final : public ChunkSink {
   std::size_t batch_bytes_ = 0;  // 0: no batching
   cudaEvent_t ready_ = nullptr;  // recorded on the caller's (or legacy) stream before the read
   bool synchronized_ = false;
+  CudaCallCounter calls_;
 };
 
 }  // namespace zarrdirect::cuda

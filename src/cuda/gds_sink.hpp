@@ -29,6 +29,7 @@ class GdsSink final : public ChunkSink {
   void fill(unsigned worker, const ChunkBox& box) override { staged_.fill(worker, box); }
   bool read_file_direct(unsigned worker, const StoreFile& file, const ChunkBox& box) override;
   void finish() override { staged_.finish(); }
+  CudaCallStats cuda_calls() const { return staged_.cuda_calls(); }  // ReadStats::cuda_calls
 
  private:
   // Reads [offset, offset + nbytes) of the file to device memory `base`, looping over short reads.

@@ -122,6 +122,10 @@ class SelectionDeviceSink final : public ChunkSink {
     return part;
   }
 
+ public:
+  CudaCallStats cuda_calls() const { return inner_.cuda_calls(); }  // ReadStats::cuda_calls
+
+ private:
   const SelectionGeometry& geometry_;
   const DeviceTables& tables_;
   DestinationLayout destination_;
@@ -167,7 +171,9 @@ ReadStats read_selection_to_device(const Array::Impl& array, const SelectionGeom
   const ReadPicks picks = selection_picks(array, geometry);
   DeviceTables tables(geometry);
   SelectionDeviceSink sink(geometry, tables, layout, array.metadata.fill_value, options);
-  return run_read(array, geometry.bounds, sink, settings, &picks);
+  ReadStats stats = run_read(array, geometry.bounds, sink, settings, &picks);
+  stats.cuda_calls = sink.cuda_calls();
+  return stats;
 }
 
 }  // namespace zarrdirect

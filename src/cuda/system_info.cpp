@@ -7,6 +7,7 @@
 #include "cuda/cuda_runtime_state.hpp"
 #include "cuda/cufile.hpp"
 #include "engine/device_info.hpp"
+#include "engine/uring_reads.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -98,6 +99,7 @@ nlohmann::json describe_system() {
         "GPUDirect Storage does not run natively ({}): chunks are read into pinned host memory and copied to the GPU",
         state.detail);
   }
+  describe_io_engine(doc);
   return doc;
 }
 

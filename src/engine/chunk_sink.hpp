@@ -30,6 +30,10 @@ class ChunkSink {
   // Places a decoded chunk (C order, box.chunk_shape), held in this worker's staging buffer.
   virtual void place(unsigned worker, std::span<const std::byte> chunk, const ChunkBox& box) = 0;
 
+  // Whether place() takes a chunk from any host memory, not only from this worker's staging:
+  // the reader then places uncompressed inner chunks straight from the shard bytes it read.
+  virtual bool places_from_any_memory() const { return false; }
+
   // Writes the fill value over the box (a missing chunk).
   virtual void fill(unsigned worker, const ChunkBox& box) = 0;
 

@@ -17,6 +17,7 @@ class HostSink final : public ChunkSink {
   std::span<std::byte> staging(unsigned worker, std::size_t nbytes) override;
   void place(unsigned worker, std::span<const std::byte> chunk, const ChunkBox& box) override;
   void fill(unsigned worker, const ChunkBox& box) override;
+  bool places_from_any_memory() const override { return true; }
   std::span<std::byte> direct_target(const ChunkBox& box) override;
   void finish() override {}
 

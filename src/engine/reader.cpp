@@ -2,13 +2,15 @@
 //
 // Unsharded arrays: one task per chunk overlapping the region. A worker opens the chunk file,
 // reads it whole (straight into the destination when it lands there contiguously), decodes it
-// into the sink's staging and lets the sink place it.
+// into the sink's staging and lets the sink place it. With io_uring (Settings::io_engine,
+// uring_reads.hpp) a task is a batch of uncompressed chunk files, opened and read together.
 //
 // Sharded arrays (the chain is exactly sharding_indexed): the region's shards are taken in waves
 // of at most kWaveInnerChunks inner chunks (a shard with more is split across waves). For each
 // wave, one task per shard reads the index entries the region needs; then one task per needed
 // inner chunk, sorted by shard and offset, taken in batches so that neighbouring inner chunks are
-// fetched with one read. The plan of a wave holds 24 bytes per inner chunk (boxes are computed
+// fetched with one read (uncompressed ones, into a host destination, are placed straight from
+// it). The plan of a wave holds 24 bytes per inner chunk (boxes are computed
 // when a chunk is placed), so the bookkeeping stays bounded however small the inner chunks are.
 // A shard is opened again for its inner chunks; if a writer renamed a new shard over it meanwhile
 // (the file's identity differs from planning's), the index is read again from the new file, so
@@ -33,6 +35,8 @@
 #include <fmt/format.h>
 
 #include "engine/chunk_cache.hpp"
+#include "engine/inner_batch.hpp"
+#include "engine/uring_reads.hpp"
 #include "engine/worker_pool.hpp"
 #include "engine/worker_scratch.hpp"
 #include "store/byte_ranges.hpp"
@@ -118,10 +122,19 @@ class ReadJob {
         read_sharded(chunks);
       } else {
         total_tasks_ = chunk_count;
-        parallel(chunk_count, 1, [&](unsigned worker, std::uint64_t first, std::uint64_t) {
-          read_chunk(worker, chunks.cell(first));
-          return std::uint64_t{1};
-        });
+        const UringPlan uring = plan_uring(chunk_count);
+        io_engine_ = uring.engine;
+        if (uring.files_per_task > 0) {
+          parallel(chunk_count, uring.files_per_task, [&](unsigned worker, std::uint64_t first, std::uint64_t count) {
+            read_chunks_uring(worker, chunks, first, count);
+            return count;
+          });
+        } else {
+          parallel(chunk_count, 1, [&](unsigned worker, std::uint64_t first, std::uint64_t) {
+            read_chunk(worker, chunks.cell(first));
+            return std::uint64_t{1};
+          });
+        }
       }
     } catch (...) {
       sink_.finish();
@@ -134,6 +147,7 @@ class ReadJob {
     stats.bytes_read = bytes_read_.load();
     stats.threads = workers_;
     stats.io_path = std::string(sink_.name());
+    stats.io_engine = uring_failed_ ? "threads (io_uring ring setup failed)" : io_engine_;
     return stats;
   }
 
@@ -259,6 +273,58 @@ class ReadJob {
     sink_.place(worker, staging, box);
   }
 
+  // io_uring for this read's chunk files, where it applies (uring_reads.hpp).
+  UringPlan plan_uring(std::uint64_t chunk_count) const {
+    const bool applies = dynamic_cast<const FileStore*>(array_.store.get()) != nullptr && !settings_.o_direct &&
+                         array_.chain.is_identity() && sink_.places_from_any_memory();
+    return plan_uring_reads(settings_.io_engine, applies, staged_bytes_, chunk_count, workers_,
+                            memory_limit_ / workers_);
+  }
+
+  // Chunks [first, first + count) of `chunks`, uncompressed, read with one io_uring batch into
+  // their place (contiguous boxes) or side by side into the worker's stored-bytes buffer, then
+  // placed from there. Files the batch could not read plainly take the ordinary path.
+  void read_chunks_uring(unsigned worker, const GridWindow& chunks, std::uint64_t first, std::uint64_t count) {
+    UringFileReader* ring = thread_uring_reader(static_cast<unsigned>(count));
+    if (!ring) uring_failed_ = true;
+    const std::size_t chunk_bytes = static_cast<std::size_t>(staged_bytes_);
+    auto& buffer = scratch_[worker]->stored;
+    std::vector<std::string> keys(count);
+    std::vector<ChunkBox> boxes(count);
+    std::vector<UringFileRead> files(count);
+    std::vector<bool> direct(count);
+    converting_bad_alloc([&] { buffer.resize(static_cast<std::size_t>(count) * chunk_bytes); });
+    for (std::uint64_t k = 0; k < count && ring; ++k) {
+      const Extents coords = chunks.cell(first + k);
+      keys[k] = chunk_key(coords);
+      FileStore::check_key(keys[k]);
+      boxes[k] = box_of(coords, Extents{}, chunk_shape_, region_, rank_);
+      std::span<std::byte> target = sink_.direct_target(boxes[k]);
+      direct[k] = target.size() == chunk_bytes;
+      if (!direct[k]) target = std::span(buffer).subspan(static_cast<std::size_t>(k) * chunk_bytes, chunk_bytes);
+      files[k] = UringFileRead{keys[k].c_str(), target};
+    }
+    if (ring) ring->read_files(static_cast<const FileStore&>(*array_.store).root_fd(), files);
+    for (std::uint64_t k = 0; k < count; ++k) {
+      if (!ring || files[k].outcome == UringFileRead::Outcome::retry) {
+        read_chunk(worker, chunks.cell(first + k));
+        continue;
+      }
+      ++positions_;
+      try {
+        if (files[k].outcome == UringFileRead::Outcome::missing) {
+          ++missing_;
+          sink_.fill(worker, boxes[k]);
+          continue;
+        }
+        bytes_read_ += chunk_bytes;
+        if (!direct[k]) sink_.place(worker, files[k].buffer, boxes[k]);
+      } catch (const Error& e) {
+        throw e.with_context(fmt::format("{} (chunk {})", (array_.path / keys[k]).string(), keys[k]));
+      }
+    }
+  }
+
   // A chunk from a remote store: one whole-object GET written straight into its place (or the
   // staging or encoded buffer), sized and checked before anything is allocated.
   void read_chunk_remote(unsigned worker, const std::string& key, const ChunkBox& box) {
@@ -371,12 +437,10 @@ class ReadJob {
     std::sort(reads.begin(), reads.end(), [](const InnerRead& a, const InnerRead& b) {
       return a.slice != b.slice ? a.slice < b.slice : a.offset < b.offset;
     });
-    // Phase 2: inner chunks in batches; neighbours within a batch share one read. Batches shrink
-    // for small regions, so that every worker gets some of the inner chunks.
-    // A remote store takes larger batches: their neighbours share one request (a round trip each).
-    const std::uint64_t batch =
-        array_.store->remote() ? std::clamp<std::uint64_t>(reads.size() / std::uint64_t{workers_}, 1, 64)
-                               : std::clamp<std::uint64_t>(reads.size() / (std::uint64_t{workers_} * 4), 1, 8);
+    // Phase 2: inner chunks in batches (sized in inner_batch.hpp); neighbours within a batch
+    // share one read.
+    const std::uint64_t batch = inner_chunks_per_task(reads.size(), workers_, array_.store->remote(),
+                                                      array_.sharding->inner_chain().is_identity(), staged_bytes_);
     parallel(reads.size(), batch, [&](unsigned worker, std::uint64_t first, std::uint64_t count) {
       read_inner_batch(worker, shards, wave, std::span(reads).subspan(first, count));
       return count;
@@ -455,6 +519,7 @@ class ReadJob {
     const auto& inner_chain = sharding.inner_chain();
     const Extents grid = to_extents(sharding.chunks_per_shard());
     const std::size_t inner_bytes = static_cast<std::size_t>(staged_bytes_);
+    const bool place_raw = inner_chain.is_identity() && sink_.places_from_any_memory();
     // Room for stored bytes in this worker's share of the limit (at least one chunk's, checked).
     const std::uint64_t share = memory_limit_ / workers_;
     const std::uint64_t run_room = share > staged_bytes_ + scratch_bytes_ ? share - staged_bytes_ - scratch_bytes_ : 0;
@@ -512,13 +577,21 @@ class ReadJob {
           for (std::size_t k = i; k < end; ++k) {
             auto piece = std::span<const std::byte>(encoded).subspan(
                 static_cast<std::size_t>(batch[k].offset - batch[i].offset), static_cast<std::size_t>(batch[k].nbytes));
+            const Extents local = linear_to_coords(batch[k].inner, grid, rank_);
+            if (place_raw) {  // uncompressed, and the sink takes it from here: no copy to staging
+              if (piece.size() != inner_bytes)
+                throw Error(ErrorKind::corrupt_data,
+                            fmt::format("inner chunk at offset {} is {} bytes, an uncompressed one holds {}",
+                                        batch[k].offset, piece.size(), inner_bytes));
+              sink_.place(worker, piece, box_of(local, origin, inner_shape_, region_, rank_));
+              continue;
+            }
             auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
             try {
               inner_chain.decode(piece, staging, scratch_[worker]->codec);
             } catch (const std::bad_alloc&) {
               throw Error(ErrorKind::io, fmt::format("out of memory (inner chunk at offset {})", batch[k].offset));
             }
-            const Extents local = linear_to_coords(batch[k].inner, grid, rank_);
             sink_.place(worker, staging, box_of(local, origin, inner_shape_, region_, rank_));
           }
           i = end;
@@ -601,6 +674,8 @@ class ReadJob {
   std::atomic<std::uint64_t> positions_{0};
   std::atomic<std::uint64_t> missing_{0};
   std::atomic<std::uint64_t> bytes_read_{0};
+  std::string io_engine_ = "threads";
+  std::atomic<bool> uring_failed_{false};  // a worker could not set up its ring: threads did its part
 };
 
 }  // namespace

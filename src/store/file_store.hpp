@@ -162,6 +162,8 @@ class FileStore final : public Store {
   ~FileStore();
 
   const std::filesystem::path& root() const { return root_; }
+  // The root folder's descriptor, for reads that open keys beneath it themselves (io_uring).
+  int root_fd() const { return root_fd_; }
   const std::string& location() const override { return root_.native(); }
   std::unique_ptr<StoreObject> open_object(std::string_view key, bool o_direct = false) const override;
 

@@ -43,6 +43,22 @@ IoPath parse_io_path(std::string_view text) {
   throw Error(ErrorKind::invalid_argument, fmt::format("I/O path \"{}\": expected auto, gds or staged", text));
 }
 
+std::string_view to_string(IoEngine engine) {
+  switch (engine) {
+    case IoEngine::automatic: return "auto";
+    case IoEngine::uring: return "uring";
+    case IoEngine::threads: return "threads";
+  }
+  return "auto";
+}
+
+IoEngine parse_io_engine(std::string_view text) {
+  if (text == "auto") return IoEngine::automatic;
+  if (text == "uring" || text == "io_uring") return IoEngine::uring;
+  if (text == "threads") return IoEngine::threads;
+  throw Error(ErrorKind::invalid_argument, fmt::format("I/O engine \"{}\": expected auto, uring or threads", text));
+}
+
 Settings Settings::from_environment() {
   Settings settings;
   read_number("ZARRDIRECT_THREADS", settings.threads);
@@ -69,6 +85,7 @@ Settings Settings::from_environment() {
                 fmt::format("environment variable ZARRDIRECT_CACHE_MB={} is out of range", cache_mb));
   settings.cache_bytes = cache_mb << 20;
   if (const char* path = std::getenv("ZARRDIRECT_IO_PATH"); path && *path) settings.io_path = parse_io_path(path);
+  if (const char* engine = std::getenv("ZARRDIRECT_IO"); engine && *engine) settings.io_engine = parse_io_engine(engine);
   return settings;
 }
 

@@ -50,6 +50,24 @@ TEST(Settings, BadEnvironmentValuesAreErrors) {
   EXPECT_THROW(Settings::from_environment(), Error);
 }
 
+TEST(Settings, IoEngineNamesAndEnvironment) {
+  EXPECT_EQ(Settings{}.io_engine, IoEngine::automatic);
+  for (auto engine : {IoEngine::automatic, IoEngine::uring, IoEngine::threads})
+    EXPECT_EQ(parse_io_engine(to_string(engine)), engine);
+  EXPECT_EQ(parse_io_engine("io_uring"), IoEngine::uring);
+  EXPECT_THROW(parse_io_engine("aio"), Error);
+  {
+    ScopedEnv engine("ZARRDIRECT_IO", "threads");
+    EXPECT_EQ(Settings::from_environment().io_engine, IoEngine::threads);
+  }
+  {
+    ScopedEnv engine("ZARRDIRECT_IO", "uring");
+    EXPECT_EQ(Settings::from_environment().io_engine, IoEngine::uring);
+  }
+  ScopedEnv engine("ZARRDIRECT_IO", "fast");
+  EXPECT_THROW(Settings::from_environment(), Error);
+}
+
 TEST(Settings, IoPathNames) {
   EXPECT_EQ(parse_io_path("auto"), IoPath::automatic);
   EXPECT_EQ(parse_io_path("gds"), IoPath::gds);
