@@ -110,6 +110,10 @@ py::dict stats_to_dict(const ReadStats& stats) {
   out["threads"] = stats.threads;
   out["chunks_decoded"] = stats.chunks_decoded;
   out["cache_hits"] = stats.cache_hits;
+  out["chunks_decoded_gpu"] = stats.chunks_decoded_gpu;
+  out["chunks_decoded_cpu"] = stats.chunks_decoded_cpu;
+  out["bytes_decoded_gpu"] = stats.bytes_decoded_gpu;
+  out["bytes_decoded_cpu"] = stats.bytes_decoded_cpu;
   return out;
 }
 

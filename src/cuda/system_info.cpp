@@ -7,6 +7,7 @@
 #include "cuda/cuda_runtime_state.hpp"
 #include "cuda/cufile.hpp"
 #include "engine/device_info.hpp"
+#include "engine/gpu_decode_route.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -98,6 +99,7 @@ nlohmann::json describe_system() {
         "GPUDirect Storage does not run natively ({}): chunks are read into pinned host memory and copied to the GPU",
         state.detail);
   }
+  describe_decode_policy(doc, devices > 0);
   return doc;
 }
 

@@ -23,15 +23,18 @@ bool cuda_available() { return false; }
 }  // namespace zarrdirect
 
 #include "engine/device_info.hpp"
+#include "engine/gpu_decode_route.hpp"
 
 namespace zarrdirect {
 
 nlohmann::json describe_system() {
-  return {{"cuda_built", false},
-          {"cuda_devices", 0},
-          {"devices", nlohmann::json::array()},
-          {"io_path", "host"},
-          {"io_path_reason", "this build has no CUDA support: reads go to host memory"}};
+  nlohmann::json doc = {{"cuda_built", false},
+                        {"cuda_devices", 0},
+                        {"devices", nlohmann::json::array()},
+                        {"io_path", "host"},
+                        {"io_path_reason", "this build has no CUDA support: reads go to host memory"}};
+  describe_decode_policy(doc, false);
+  return doc;
 }
 
 }  // namespace zarrdirect

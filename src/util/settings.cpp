@@ -43,6 +43,22 @@ IoPath parse_io_path(std::string_view text) {
   throw Error(ErrorKind::invalid_argument, fmt::format("I/O path \"{}\": expected auto, gds or staged", text));
 }
 
+std::string_view to_string(DecodeSide side) {
+  switch (side) {
+    case DecodeSide::automatic: return "auto";
+    case DecodeSide::gpu: return "gpu";
+    case DecodeSide::cpu: return "cpu";
+  }
+  return "auto";
+}
+
+DecodeSide parse_decode_side(std::string_view text) {
+  if (text == "auto") return DecodeSide::automatic;
+  if (text == "gpu") return DecodeSide::gpu;
+  if (text == "cpu") return DecodeSide::cpu;
+  throw Error(ErrorKind::invalid_argument, fmt::format("decode side \"{}\": expected auto, gpu or cpu", text));
+}
+
 Settings Settings::from_environment() {
   Settings settings;
   read_number("ZARRDIRECT_THREADS", settings.threads);
@@ -69,6 +85,13 @@ Settings Settings::from_environment() {
                 fmt::format("environment variable ZARRDIRECT_CACHE_MB={} is out of range", cache_mb));
   settings.cache_bytes = cache_mb << 20;
   if (const char* path = std::getenv("ZARRDIRECT_IO_PATH"); path && *path) settings.io_path = parse_io_path(path);
+  if (const char* side = std::getenv("ZARRDIRECT_DECODE"); side && *side) {
+    try {
+      settings.decode = parse_decode_side(side);
+    } catch (const Error& e) {
+      throw e.with_context("environment variable ZARRDIRECT_DECODE");
+    }
+  }
   return settings;
 }
 
