@@ -24,11 +24,6 @@ constexpr std::size_t kMaxStoredForOneChunk = std::size_t{256} << 20;
 std::size_t round_up(std::size_t n, std::size_t to) { return (std::max<std::size_t>(n, 1) + to - 1) / to * to; }
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
-std::uint32_t read_le32(const std::byte* p) {
-  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
-         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-}
-
 // The entry for a plan when one fits (as batch_table.cpp: at most kBatchMaxRank dims, fewer than
 // 2^31 units).
 bool entry_of(const CopyPlan& plan, std::uint64_t src_offset, std::byte* dst, BatchEntry& entry) {
@@ -155,27 +150,10 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
                                  std::string_view where) {
   throw_if_failed();
   if (stored.size() > stored_capacity_) return false;
-  // Plan on the host from the reader's bytes: a chunk refused here costs nothing on the GPU.
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(stored.data());
-  portable::BloscFrame frame;
-  switch (route_.codec) {
-    case GpuCodec::blosc:
-      if (portable::blosc_plan(bytes, stored.size(), chunk_bytes_, frame) != portable::DecodeStatus::ok ||
-          frame.nbytes != chunk_bytes_)
-        return false;
-      break;
-    case GpuCodec::lz4:
-      // numcodecs: a little-endian uint32 of the decoded size, then one LZ4 block.
-      if (stored.size() < 4 || read_le32(stored.data()) != chunk_bytes_) return false;
-      break;
-    case GpuCodec::zstd:
-      // Codec slot (zstd): plan with zstd_frame_plan(bytes, stored.size()) and return false
-      // unless it is supported and gives chunk_bytes_; then set the route's table row to wired
-      // (engine/gpu_decode_route.cpp).
-      return false;
-    case GpuCodec::none:
-      return false;
-  }
+  // Planned on the host from the reader's bytes: a chunk refused here costs nothing on the GPU.
+  const GpuChunkPlan chunk_plan = plan_gpu_chunk(route_.codec, stored, chunk_bytes_);
+  if (!chunk_plan.accepted) return false;
+  const portable::BloscFrame& frame = chunk_plan.frame;
 
   use_device(options_.device);
   Worker& worker = workers_[worker_index];

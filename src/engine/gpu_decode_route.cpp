@@ -162,6 +162,28 @@ GpuDecodeRoute gpu_decode_route_of_array(const nlohmann::json& codecs, const cod
   return gpu_decode_route(*it, *inner);
 }
 
+GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, std::uint64_t chunk_bytes) {
+  GpuChunkPlan plan;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(stored.data());
+  switch (codec) {
+    case GpuCodec::blosc:
+      plan.accepted = codec::portable::blosc_plan(bytes, stored.size(), chunk_bytes, plan.frame) ==
+                          codec::portable::DecodeStatus::ok &&
+                      plan.frame.nbytes == chunk_bytes;
+      break;
+    case GpuCodec::lz4:
+      // numcodecs: a little-endian uint32 of the decoded size, then one LZ4 block.
+      plan.accepted = stored.size() >= 4 && codec::portable::blosc_detail::read_le32(bytes) == chunk_bytes;
+      break;
+    case GpuCodec::zstd:
+      // Codec slot (zstd): accepted when zstd_frame_plan(bytes, stored.size()) is supported and
+      // gives chunk_bytes.
+    case GpuCodec::none:
+      break;
+  }
+  return plan;
+}
+
 bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present) {
   const GpuCodecRow* row = row_of(codec);
   if (!device_present || !row || !row->wired) return false;

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codec/codec.hpp"
+#include "codec/portable/blosc_frame.hpp"
 #include "zarrdirect/settings.hpp"
 
 namespace zarrdirect {
@@ -51,6 +53,17 @@ GpuDecodeRoute gpu_decode_route(const nlohmann::json& codecs, const codec::Codec
 // (the chain is exactly sharding_indexed, `inner` its inner chain) the inner chunks' codecs.
 GpuDecodeRoute gpu_decode_route_of_array(const nlohmann::json& codecs, const codec::CodecChain& chain,
                                          const codec::CodecChain* inner);
+
+// Per chunk, the host-side plan: whether the GPU decoders take a chunk stored as `stored` that
+// must decode to `chunk_bytes` bytes. Refused (decoded on the CPU instead, which also reports
+// what is wrong with a bad one): blosc frames blosc_plan does not accept (blosclz, zstd, ...
+// inside, a header it cannot plan) or that decode to another size; numcodecs lz4 whose size
+// header is not the chunk's; codecs without a wired decoder.
+struct GpuChunkPlan {
+  bool accepted = false;
+  codec::portable::BloscFrame frame;  // blosc: the checked header, for the block jobs
+};
+GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, std::uint64_t chunk_bytes);
 
 // The one table: whether a device read with `device_present` decodes chunks of `codec` on the
 // GPU under `side`. `gpu` takes every codec with a wired decoder; `auto` those measured faster.
