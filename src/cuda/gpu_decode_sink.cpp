@@ -286,7 +286,7 @@ void GpuDecodeSink::retire(Worker& worker, Batch& batch) {
   const std::byte* host = batch.tables_host.data;
   for (const Pending& pending : batch.pending) {
     portable::DecodeStatus status = portable::DecodeStatus::ok;
-    if (pending.codec == GpuCodec::lz4) {
+    if (pending.codec == GpuCodec::lz4) {  // codec slot (zstd): checked the same way, from its outcomes
       portable::DecodeOutcome outcome;
       std::memcpy(&outcome, host + batch.outcomes_at + pending.first_job * sizeof(outcome), sizeof(outcome));
       status = outcome.status;

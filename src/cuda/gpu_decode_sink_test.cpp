@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include <fstream>
+#include <functional>
 #include <iterator>
 
 #include "codec/portable/blosc_frame.hpp"
