@@ -113,7 +113,8 @@ void GpuDecodeSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   // compress (a chunk whose stored bytes do not fit is decoded on the CPU).
   const std::size_t share = std::clamp(options_.staging_bytes / (2 * count), kMinStored, kMaxStored);
   stored_capacity_ = round_up(std::max(share, std::min(chunk_bytes_ + chunk_bytes_ / 64 + kPage, kMaxStoredForOneChunk)), kPage);
-  decoded_capacity_ = round_up(std::max(2 * stored_capacity_, chunk_bytes_), kAlign);
+  // Decoded bytes: room for chunks compressed about 4:1 (a batch closes at whichever fills first).
+  decoded_capacity_ = round_up(std::max(4 * stored_capacity_, chunk_bytes_), kAlign);
 
   auto& pool = DevicePool::instance();
   auto streams = pool.acquire_streams(options_.device, count);

@@ -63,7 +63,9 @@ TEST(StoredBoxPlan, MatchesTheCpuDecodeForSwapsTransposesAndDestinations) {
     layout.element_size = route.element_size;
     layout.swap_unit = route.swap_unit;
 
-    const std::vector<std::byte> decoded = codec::test::sample_data(spec, 7);
+    // Distinct bytes in every position (the copy moves bytes, whatever they mean as values).
+    std::vector<std::byte> decoded(static_cast<std::size_t>(spec.nbytes()));
+    for (std::size_t i = 0; i < decoded.size(); ++i) decoded[i] = static_cast<std::byte>((i * 37 + 11) % 251);
     const codec::ByteBuffer stored = stored_chain.encode(decoded);  // what the GPU decompresses to
     ASSERT_EQ(stored.size(), decoded.size());
     const std::size_t element = spec.dtype.size;
