@@ -115,6 +115,12 @@ struct ReadStats {
   std::size_t chunks_decoded = 0;   // chunks (or inner chunks) decoded (read_many and cached reads)
   std::size_t cache_hits = 0;       // chunks taken decoded from the handle's cache
   CudaCallStats cuda_calls = {};    // device reads: the CUDA calls made (see CudaCallStats)
+  // Compressed chunks (or inner chunks) of this read decoded on the GPU and on the CPU, and their
+  // decoded bytes (Settings::decode picks the side for device reads; host reads decode on the CPU).
+  std::size_t chunks_decoded_gpu = 0;
+  std::size_t chunks_decoded_cpu = 0;
+  std::uint64_t bytes_decoded_gpu = 0;
+  std::uint64_t bytes_decoded_cpu = 0;
 };
 
 // The decoded-chunk cache of one array handle (Array::set_cache_bytes), counted since it was

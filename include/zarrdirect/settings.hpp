@@ -3,8 +3,8 @@
 // Defaults come from measurements on the GPU machine (docs/BENCHMARKS.md); every field can be
 // overridden from the environment (ZARRDIRECT_THREADS, ZARRDIRECT_STAGING_MB,
 // ZARRDIRECT_SLOTS_PER_THREAD, ZARRDIRECT_O_DIRECT, ZARRDIRECT_IO_PATH,
-// ZARRDIRECT_MEMORY_LIMIT_MB, ZARRDIRECT_CACHE_MB, ZARRDIRECT_DEVICE_BATCH, ZARRDIRECT_IO), the
-// CLI and the APIs.
+// ZARRDIRECT_MEMORY_LIMIT_MB, ZARRDIRECT_CACHE_MB, ZARRDIRECT_DEVICE_BATCH, ZARRDIRECT_IO,
+// ZARRDIRECT_DECODE), the CLI and the APIs.
 //
 // Memory of a read. Besides the result, a read holds per thread one decoded chunk, its stored
 // bytes and the codec chain's scratch, plus (sharded arrays) each shard's index and a bounded
@@ -41,6 +41,15 @@ enum class IoEngine {
 };
 std::string_view to_string(IoEngine engine);
 IoEngine parse_io_engine(std::string_view text);
+// Where device reads decode compressed chunks (host reads always decode on the CPU).
+enum class DecodeSide {
+  automatic,  // per codec, from one table (engine/gpu_decode_route.cpp): the GPU where it measured faster
+  gpu,        // every chunk the GPU decoders take (blosc with lz4 blocks, numcodecs lz4); the others on the CPU
+  cpu,        // every chunk on the CPU, then uploaded decoded
+};
+std::string_view to_string(DecodeSide side);
+// "auto", "gpu" or "cpu"; anything else is Error(invalid_argument) naming the text.
+DecodeSide parse_decode_side(std::string_view text);
 
 // Called from one thread at a time with the chunks done so far and the total; returning false
 // cancels the read (it then fails with ErrorKind::cancelled).
@@ -61,6 +70,7 @@ struct Settings {
   bool o_direct = false;                     // bypass the page cache for chunk files
   IoPath io_path = IoPath::automatic;
   IoEngine io_engine = IoEngine::automatic;  // ZARRDIRECT_IO=auto|uring|threads
+  DecodeSide decode = DecodeSide::automatic;  // device reads: where compressed chunks are decoded
   ProgressCallback progress;                 // optional
   // Decoded-chunk cache of the array handle a read runs on (Array::set_cache_bytes): a read
   // with a non-zero value enables the handle's cache, growing it to at least this many bytes.

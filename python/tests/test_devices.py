@@ -159,3 +159,13 @@ def test_torch_out_on_device_zero(tmp_path) -> None:
     result = array.read(device=torch.device("cuda", 0))
     assert result.device_id == 0
     np.testing.assert_array_equal(torch.from_dlpack(result).cpu().numpy(), values)
+
+
+def test_decode_policy_in_system_info(monkeypatch) -> None:
+    monkeypatch.setenv("ZARRDIRECT_DECODE", "fpga")
+    info = zarrdirect.system_info()
+    assert info["decode"] == "invalid" and "ZARRDIRECT_DECODE" in info["decode_reason"]
+    monkeypatch.setenv("ZARRDIRECT_DECODE", "cpu")
+    assert zarrdirect.system_info()["decode"] == "cpu"
+    monkeypatch.delenv("ZARRDIRECT_DECODE")
+    assert zarrdirect.system_info()["decode"] == "auto"

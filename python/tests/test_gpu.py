@@ -214,3 +214,21 @@ def test_drop_ins_read_compressed_and_sharded(cupy, case: Path) -> None:
     result = read_case(case, zarrdirect.read_zarr_via_kvikio, case / "array")
     assert isinstance(result, cupy.ndarray)
     assert_same(result.get(), np.load(case / "expected.npy"))
+
+
+# --- decoding on the GPU (ZARRDIRECT_DECODE) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("codec,shards", [("blosc:lz4:5:shuffle", None), ("blosc:lz4:5:bitshuffle", None),
+                                          ("lz4", None), ("blosc:lz4:5:shuffle", (32, 48))])
+def test_gpu_decode_matches_the_host_read(tmp_path, monkeypatch, codec, shards) -> None:
+    data = (np.arange(96 * 96, dtype="<u2") % 1000).reshape(96, 96)
+    zarrdirect.save(tmp_path / "a.zarr", data, chunks=(16, 24), shards=shards, codec=codec)
+    for side, on_gpu in (("gpu", True), ("cpu", False)):
+        monkeypatch.setenv("ZARRDIRECT_DECODE", side)
+        array = zarrdirect.open(tmp_path / "a.zarr")
+        got, stats = array.read(device="cuda", return_stats=True)
+        np.testing.assert_array_equal(got.get(), data)
+        np.testing.assert_array_equal(array.read((slice(5, 90), slice(7, 61)), device="cuda").get(), data[5:90, 7:61])
+        assert (stats["chunks_decoded_gpu"] > 0) == on_gpu, stats
+        assert stats["chunks_decoded_gpu"] + stats["chunks_decoded_cpu"] == stats["chunks_total"], stats

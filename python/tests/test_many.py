@@ -252,3 +252,13 @@ def test_patch_sampler_in_forked_workers(volume):
     with multiprocessing.get_context("fork").Pool(2) as pool:
         got = pool.map(_shard_sums, [(sampler, 0), (sampler, 1)], chunksize=1)
     assert got == expected
+
+
+def test_host_reads_count_cpu_decodes(tmp_path) -> None:
+    data = np.arange(40 * 30, dtype="<u2").reshape(40, 30)
+    zarrdirect.save(tmp_path / "b.zarr", data, chunks=(16, 16), codec="blosc:lz4:5:shuffle")
+    got, stats = zarrdirect.open(tmp_path / "b.zarr").read(return_stats=True)
+    np.testing.assert_array_equal(got, data)
+    assert stats["chunks_decoded_gpu"] == 0
+    assert stats["chunks_decoded_cpu"] == stats["chunks_total"] == 6
+    assert stats["bytes_decoded_cpu"] == 6 * 16 * 16 * 2

@@ -59,6 +59,7 @@ Run add_bench_command(CLI::App& app) {
     bool cold = false;
     unsigned threads = 0;
     std::string io_path;
+    std::string decode;
     bool o_direct = false;
     bool json = false;
     bool fresh_output = false;
@@ -73,6 +74,10 @@ Run add_bench_command(CLI::App& app) {
   sub->add_flag("--cold", options->cold, "Evict the array from the page cache before each run");
   sub->add_option("--threads", options->threads, "Reader threads")->check(CLI::Range(1u, 1024u));
   sub->add_option("--io-path", options->io_path, "auto, gds or staged")->check(CLI::IsMember({"auto", "gds", "staged"}));
+  sub->add_option("--decode", options->decode,
+                  "Where device reads decode compressed chunks: auto (per codec), gpu (blosc-lz4 and lz4 on the GPU) "
+                  "or cpu (default: ZARRDIRECT_DECODE, else auto)")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu"}));
   sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
   sub->add_flag("--json", options->json, "One JSON line with every run");
   sub->add_flag("--fresh-output", options->fresh_output, "Allocate a new result in each run, and time it");
@@ -80,7 +85,7 @@ Run add_bench_command(CLI::App& app) {
   return [options]() {
     Array array = open_target(options->path, options->level);
     Region region = parse_region_option(options->region, array.metadata().shape);
-    Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
+    Settings settings = settings_from(options->threads, options->io_path, options->o_direct, options->decode);
     const DeviceSpec device = parse_device(options->device);
     const std::uint64_t nbytes = region_nbytes(region, array.metadata().dtype);
     Buffer reused;
@@ -101,9 +106,12 @@ Run add_bench_command(CLI::App& app) {
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       rates.push_back(static_cast<double>(nbytes) / seconds / 1e9);
       if (!options->json)
-        fmt::print("run {}: {:.1f} MiB in {:.2f} ms: {:.2f} GB/s ({} path, {} threads, {} chunks, {} missing)\n", run + 1,
+        fmt::print("run {}: {:.1f} MiB in {:.2f} ms: {:.2f} GB/s ({} path, {} threads, {} chunks, {} missing, "
+                   "{} decoded on the GPU, {} on the CPU)\n",
+                   run + 1,
                    static_cast<double>(nbytes) / (1 << 20), seconds * 1e3, rates.back(), stats.io_path,
-                   stats.threads, stats.chunks_total, stats.chunks_missing);
+                   stats.threads, stats.chunks_total, stats.chunks_missing, stats.chunks_decoded_gpu,
+                   stats.chunks_decoded_cpu);
     }
     std::vector<double> sorted = rates;
     std::sort(sorted.begin(), sorted.end());
@@ -113,7 +121,9 @@ Run add_bench_command(CLI::App& app) {
                             {"gbps", rates}, {"median_gbps", median}, {"best_gbps", sorted.back()},
                             {"io_path", stats.io_path}, {"io_engine", stats.io_engine}, {"threads", stats.threads}, {"fresh_output", options->fresh_output}, {"bytes_read", stats.bytes_read},
                             {"bytes_out", stats.bytes_out}, {"chunks_total", stats.chunks_total},
-                            {"cuda_calls", cuda_calls_json(stats.cuda_calls)}};
+                            {"cuda_calls", cuda_calls_json(stats.cuda_calls)}, {"chunks_decoded_gpu", stats.chunks_decoded_gpu},
+                            {"chunks_decoded_cpu", stats.chunks_decoded_cpu}, {"bytes_decoded_gpu", stats.bytes_decoded_gpu},
+                            {"bytes_decoded_cpu", stats.bytes_decoded_cpu}};
       fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     } else {
       fmt::print("median {:.2f} GB/s, best {:.2f} GB/s over {} runs ({})\n", median, sorted.back(), rates.size(),

@@ -36,8 +36,9 @@ DeviceSpec parse_device(const std::string& text) {
   return device;
 }
 
-Settings settings_from(unsigned threads, const std::string& io_path, bool o_direct) {
+Settings settings_from(unsigned threads, const std::string& io_path, bool o_direct, const std::string& decode) {
   Settings settings = Settings::from_environment();
+  if (!decode.empty()) settings.decode = parse_decode_side(decode);
   if (threads) settings.threads = threads;
   if (!io_path.empty()) settings.io_path = parse_io_path(io_path);
   if (o_direct) settings.o_direct = true;

@@ -25,6 +25,7 @@ struct ReadOptions {
   std::string output;
   unsigned threads = 0;
   std::string io_path;
+  std::string decode;
   bool o_direct = false;
   bool quiet = false;
   std::optional<std::size_t> level;
@@ -45,6 +46,10 @@ Run add_read_command(CLI::App& app) {
   sub->add_option("--threads", options->threads, "Reader threads (default: one per core, at least 4)")
       ->check(CLI::Range(1u, 1024u));
   sub->add_option("--io-path", options->io_path, "auto, gds or staged")->check(CLI::IsMember({"auto", "gds", "staged"}));
+  sub->add_option("--decode", options->decode,
+                  "Where device reads decode compressed chunks: auto (per codec), gpu (blosc-lz4 and lz4 on the GPU) "
+                  "or cpu (default: ZARRDIRECT_DECODE, else auto)")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu"}));
   sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
   sub->add_flag("--quiet,-q", options->quiet, "No progress display");
   sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group (0: full resolution)");
@@ -57,7 +62,7 @@ Run add_read_command(CLI::App& app) {
     const auto selected = selection_shape(selection, array.metadata().shape);
     std::uint64_t nbytes = array.metadata().dtype.size;
     for (auto extent : selected) nbytes = extent == 0 || nbytes <= UINT64_MAX / extent ? nbytes * extent : UINT64_MAX;
-    Settings settings = settings_from(options->threads, options->io_path, options->o_direct);
+    Settings settings = settings_from(options->threads, options->io_path, options->o_direct, options->decode);
     ProgressBar bar(!options->quiet && isatty(STDERR_FILENO), nbytes);
     settings.progress = bar.callback();
     auto start = std::chrono::steady_clock::now();
@@ -69,6 +74,10 @@ Run add_read_command(CLI::App& app) {
                device.kind == Device::cuda ? fmt::format("GPU (cuda:{})", result.device_ordinal()) : "host",
                result.stats().io_path, result.stats().threads, static_cast<double>(result.nbytes()) / (1 << 20),
                seconds * 1e3, static_cast<double>(result.nbytes()) / seconds / 1e9);
+    if (const ReadStats& stats = result.stats(); stats.chunks_decoded_gpu + stats.chunks_decoded_cpu > 0)
+      fmt::print(stderr, "decoded {} chunks on the GPU ({:.1f} MiB), {} on the CPU ({:.1f} MiB)\n", stats.chunks_decoded_gpu,
+                 static_cast<double>(stats.bytes_decoded_gpu) / (1 << 20), stats.chunks_decoded_cpu,
+                 static_cast<double>(stats.bytes_decoded_cpu) / (1 << 20));
     if (!options->output.empty()) {
       std::vector<std::byte> host = copy_to_host(result);
       write_npy(options->output, result.dtype(), result.shape(), host);

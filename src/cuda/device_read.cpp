@@ -18,8 +18,10 @@
 #include "cuda/device_pool.hpp"
 #include "cuda/device_sink.hpp"
 #include "cuda/gds_sink.hpp"
+#include "cuda/gpu_decode_sink.hpp"
 #include "engine/device_copy.hpp"
 #include "engine/device_read.hpp"
+#include "engine/gpu_decode_route.hpp"
 #include "engine/reader.hpp"
 
 namespace zarrdirect {
@@ -132,8 +134,17 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
   }
   options.batch = settings.device_batch;  // only here: the GDS and selection sinks place chunk by chunk
   cuda::DeviceSink sink(layout, metadata.fill_value, options);
-  ReadStats stats = run_read(array, region, sink, settings);
-  stats.cuda_calls = sink.cuda_calls();
+  // Compressed chunks the GPU decoders take go to the device still compressed (Settings::decode).
+  const GpuDecodeRoute route =
+      gpu_decode_route_of_array(metadata.codecs, array.chain, array.sharding ? &array.sharding->inner_chain() : nullptr);
+  ReadStats stats;
+  if (decode_on_gpu(settings.decode, route.codec, true)) {
+    cuda::GpuDecodeSink decoding(sink, route, options.slot_bytes, options);
+    stats = run_read(array, region, decoding, settings);
+  } else {
+    stats = run_read(array, region, sink, settings);
+  }
+  stats.cuda_calls = sink.cuda_calls();  // the placement's calls (the GPU decoders' batches are not counted)
   return stats;
 }
 

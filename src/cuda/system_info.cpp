@@ -8,6 +8,7 @@
 #include "cuda/cufile.hpp"
 #include "engine/device_info.hpp"
 #include "engine/uring_reads.hpp"
+#include "engine/gpu_decode_route.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -100,6 +101,7 @@ nlohmann::json describe_system() {
         state.detail);
   }
   describe_io_engine(doc);
+  describe_decode_policy(doc, devices > 0);
   return doc;
 }
 

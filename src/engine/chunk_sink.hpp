@@ -6,14 +6,30 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 
 #include "engine/layout.hpp"
+#include "zarrdirect/error.hpp"
 
 namespace zarrdirect {
 
 class StoreFile;
+
+// Chunks a sink decoded itself (place_stored), and their decoded bytes.
+struct SinkDecodeCounts {
+  std::uint64_t chunks = 0;
+  std::uint64_t bytes = 0;
+};
+
+// An error about a chunk handed to place_stored() earlier, found while the reader works on
+// another: its message already names that chunk, so the reader passes it on without adding the
+// key of the chunk it was working on.
+class EarlierChunkError : public Error {
+ public:
+  using Error::Error;
+};
 
 class ChunkSink {
  public:
@@ -46,6 +62,18 @@ class ChunkSink {
   virtual bool read_file_direct(unsigned /*worker*/, const StoreFile& /*file*/, const ChunkBox& /*box*/) {
     return false;
   }
+
+  // Takes the stored (still compressed) bytes of a chunk to decode on the device and place over
+  // `box`; `where` names the chunk in errors, as the reader's context does ("<path> (chunk
+  // <key>)"). The bytes are copied before it returns. False, having taken nothing, when this sink
+  // does not decode this chunk itself: the reader then decodes it on the CPU and stages it as any
+  // other. Failures of earlier chunks may surface here, as EarlierChunkError, or at finish().
+  virtual bool place_stored(unsigned /*worker*/, std::span<const std::byte> /*stored*/, const ChunkBox& /*box*/,
+                            std::string_view /*where*/) {
+    return false;
+  }
+  // What place_stored() decoded (complete after finish()).
+  virtual SinkDecodeCounts sink_decoded() const { return {}; }
 
   // Waits for everything placed to be in the destination. Called once, also after a failure.
   virtual void finish() = 0;

@@ -24,6 +24,7 @@ bool cuda_available() { return false; }
 
 #include "engine/device_info.hpp"
 #include "engine/uring_reads.hpp"
+#include "engine/gpu_decode_route.hpp"
 
 namespace zarrdirect {
 
@@ -34,6 +35,7 @@ nlohmann::json describe_system() {
                         {"io_path", "host"},
                         {"io_path_reason", "this build has no CUDA support: reads go to host memory"}};
   describe_io_engine(doc);
+  describe_decode_policy(doc, false);
   return doc;
 }
 

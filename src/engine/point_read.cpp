@@ -93,6 +93,10 @@ void add_stats(ReadStats& total, const ReadStats& part) {
   total.bytes_read += part.bytes_read;
   total.chunks_decoded += part.chunks_decoded;
   total.cache_hits += part.cache_hits;
+  total.chunks_decoded_gpu += part.chunks_decoded_gpu;
+  total.chunks_decoded_cpu += part.chunks_decoded_cpu;
+  total.bytes_decoded_gpu += part.bytes_decoded_gpu;
+  total.bytes_decoded_cpu += part.bytes_decoded_cpu;
   total.threads = part.threads;
   total.io_path = part.io_path;
 }

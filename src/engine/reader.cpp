@@ -148,6 +148,11 @@ class ReadJob {
     stats.threads = workers_;
     stats.io_path = std::string(sink_.name());
     stats.io_engine = uring_failed_ ? "threads (io_uring ring setup failed)" : io_engine_;
+    const SinkDecodeCounts on_device = sink_.sink_decoded();
+    stats.chunks_decoded_gpu = static_cast<std::size_t>(on_device.chunks);
+    stats.bytes_decoded_gpu = on_device.bytes;
+    stats.chunks_decoded_cpu = static_cast<std::size_t>(cpu_decoded_.load());
+    stats.bytes_decoded_cpu = cpu_decoded_.load() * staged_bytes_;
     return stats;
   }
 
@@ -230,6 +235,8 @@ class ReadJob {
     ChunkBox box = box_of(coords, Extents{}, chunk_shape_, region_, rank_);
     try {
       converting_bad_alloc([&] { read_chunk_file(worker, key, box); });
+    } catch (const EarlierChunkError&) {
+      throw;  // names its own chunk
     } catch (const Error& e) {
       throw e.with_context(fmt::format("{} (chunk {})", (array_.path / key).string(), key));
     }
@@ -268,8 +275,10 @@ class ReadJob {
     auto& encoded = scratch_[worker]->stored;
     encoded.resize(static_cast<std::size_t>(file->size()));
     file->read_all(encoded);
+    if (sink_.place_stored(worker, encoded, box, chunk_where(key))) return;
     auto staging = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
     array_.chain.decode(encoded, staging, scratch_[worker]->codec);
+    ++cpu_decoded_;
     sink_.place(worker, staging, box);
   }
 
@@ -323,6 +332,9 @@ class ReadJob {
         throw e.with_context(fmt::format("{} (chunk {})", (array_.path / keys[k]).string(), keys[k]));
       }
     }
+  // How errors name a chunk (the reader's context), for a sink that reports them later.
+  std::string chunk_where(const std::string& key) const {
+    return fmt::format("{} (chunk {})", (array_.path / key).string(), key);
   }
 
   // A chunk from a remote store: one whole-object GET written straight into its place (or the
@@ -362,9 +374,11 @@ class ReadJob {
       if (direct.empty()) sink_.place(worker, staging.first(chunk_bytes), box);
       return;
     }
+    const auto stored = std::span<const std::byte>(encoded).first(static_cast<std::size_t>(*size));
+    if (sink_.place_stored(worker, stored, box, chunk_where(key))) return;
     auto decoded = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
-    array_.chain.decode(std::span<const std::byte>(encoded).first(static_cast<std::size_t>(*size)), decoded,
-                        scratch_[worker]->codec);
+    array_.chain.decode(stored, decoded, scratch_[worker]->codec);
+    ++cpu_decoded_;
     sink_.place(worker, decoded, box);
   }
 
@@ -578,29 +592,37 @@ class ReadJob {
             auto piece = std::span<const std::byte>(encoded).subspan(
                 static_cast<std::size_t>(batch[k].offset - batch[i].offset), static_cast<std::size_t>(batch[k].nbytes));
             const Extents local = linear_to_coords(batch[k].inner, grid, rank_);
+            const ChunkBox box = box_of(local, origin, inner_shape_, region_, rank_);
             if (place_raw) {  // uncompressed, and the sink takes it from here: no copy to staging
               if (piece.size() != inner_bytes)
                 throw Error(ErrorKind::corrupt_data,
                             fmt::format("inner chunk at offset {} is {} bytes, an uncompressed one holds {}",
                                         batch[k].offset, piece.size(), inner_bytes));
-              sink_.place(worker, piece, box_of(local, origin, inner_shape_, region_, rank_));
+              sink_.place(worker, piece, box);
               continue;
             }
+            if (sink_.place_stored(worker, piece, box, inner_where(key, batch[k].offset))) continue;
             auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
             try {
               inner_chain.decode(piece, staging, scratch_[worker]->codec);
             } catch (const std::bad_alloc&) {
               throw Error(ErrorKind::io, fmt::format("out of memory (inner chunk at offset {})", batch[k].offset));
             }
-            sink_.place(worker, staging, box_of(local, origin, inner_shape_, region_, rank_));
+            ++cpu_decoded_;
+            sink_.place(worker, staging, box);
           }
           i = end;
         });
+      } catch (const EarlierChunkError&) {
+        throw;  // names its own chunk
       } catch (const Error& e) {
-        throw e.with_context(fmt::format("{} (shard {}, inner chunk at offset {})", (array_.path / key).string(), key,
-                                         batch[i].offset));
+        throw e.with_context(inner_where(key, batch[i].offset));
       }
     }
+  }
+
+  std::string inner_where(const std::string& key, std::uint64_t offset) const {
+    return fmt::format("{} (shard {}, inner chunk at offset {})", (array_.path / key).string(), key, offset);
   }
 
   // Reads `reads` (inner chunks of one shard, planned from an index of a file since replaced)
@@ -637,8 +659,10 @@ class ReadJob {
       encoded.resize(static_cast<std::size_t>(entry.nbytes));
       file.read_exact(entry.offset, encoded);
       bytes_read_ += entry.nbytes;
+      if (sink_.place_stored(worker, encoded, box, inner_where(slice_keys_[reads.front().slice], entry.offset))) continue;
       auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
       sharding.inner_chain().decode(encoded, staging, scratch_[worker]->codec);
+      ++cpu_decoded_;
       sink_.place(worker, staging, box);
     }
   }
@@ -676,6 +700,7 @@ class ReadJob {
   std::atomic<std::uint64_t> bytes_read_{0};
   std::string io_engine_ = "threads";
   std::atomic<bool> uring_failed_{false};  // a worker could not set up its ring: threads did its part
+  std::atomic<std::uint64_t> cpu_decoded_{0};  // compressed chunks decoded here (not by the sink)
 };
 
 }  // namespace

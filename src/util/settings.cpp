@@ -48,6 +48,11 @@ std::string_view to_string(IoEngine engine) {
     case IoEngine::automatic: return "auto";
     case IoEngine::uring: return "uring";
     case IoEngine::threads: return "threads";
+std::string_view to_string(DecodeSide side) {
+  switch (side) {
+    case DecodeSide::automatic: return "auto";
+    case DecodeSide::gpu: return "gpu";
+    case DecodeSide::cpu: return "cpu";
   }
   return "auto";
 }
@@ -57,6 +62,11 @@ IoEngine parse_io_engine(std::string_view text) {
   if (text == "uring" || text == "io_uring") return IoEngine::uring;
   if (text == "threads") return IoEngine::threads;
   throw Error(ErrorKind::invalid_argument, fmt::format("I/O engine \"{}\": expected auto, uring or threads", text));
+DecodeSide parse_decode_side(std::string_view text) {
+  if (text == "auto") return DecodeSide::automatic;
+  if (text == "gpu") return DecodeSide::gpu;
+  if (text == "cpu") return DecodeSide::cpu;
+  throw Error(ErrorKind::invalid_argument, fmt::format("decode side \"{}\": expected auto, gpu or cpu", text));
 }
 
 Settings Settings::from_environment() {
@@ -86,6 +96,13 @@ Settings Settings::from_environment() {
   settings.cache_bytes = cache_mb << 20;
   if (const char* path = std::getenv("ZARRDIRECT_IO_PATH"); path && *path) settings.io_path = parse_io_path(path);
   if (const char* engine = std::getenv("ZARRDIRECT_IO"); engine && *engine) settings.io_engine = parse_io_engine(engine);
+  if (const char* side = std::getenv("ZARRDIRECT_DECODE"); side && *side) {
+    try {
+      settings.decode = parse_decode_side(side);
+    } catch (const Error& e) {
+      throw e.with_context("environment variable ZARRDIRECT_DECODE");
+    }
+  }
   return settings;
 }
 

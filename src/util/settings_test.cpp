@@ -66,6 +66,28 @@ TEST(Settings, IoEngineNamesAndEnvironment) {
   }
   ScopedEnv engine("ZARRDIRECT_IO", "fast");
   EXPECT_THROW(Settings::from_environment(), Error);
+TEST(Settings, DecodeSideNamesAndEnvironment) {
+  EXPECT_EQ(Settings{}.decode, DecodeSide::automatic);
+  for (auto side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu})
+    EXPECT_EQ(parse_decode_side(to_string(side)), side);
+  for (const char* bad : {"", "GPU", "nvcomp", "gpu "}) EXPECT_THROW(parse_decode_side(bad), Error) << bad;
+  {
+    ScopedEnv decode("ZARRDIRECT_DECODE", "cpu");
+    EXPECT_EQ(Settings::from_environment().decode, DecodeSide::cpu);
+  }
+  {
+    ScopedEnv decode("ZARRDIRECT_DECODE", "gpu");
+    EXPECT_EQ(Settings::from_environment().decode, DecodeSide::gpu);
+  }
+  ScopedEnv decode("ZARRDIRECT_DECODE", "fpga");
+  try {
+    Settings::from_environment();
+    ADD_FAILURE() << "fpga accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("ZARRDIRECT_DECODE"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fpga"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Settings, IoPathNames) {

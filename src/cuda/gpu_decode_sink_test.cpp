@@ -1,0 +1,352 @@
+// Device reads that decode compressed chunks on the GPU (GpuDecodeSink, Settings::decode = gpu):
+// blosc with lz4/lz4hc blocks (each shuffle, memcpyed frames), numcodecs lz4, v2 and v3, big- and
+// little-endian, transposed (v3 transpose, v2 order F), sharded inner chunks, missing chunks,
+// regions cutting edge chunks, C-order, F-order and padded destinations: exactly the bytes of the
+// CPU decode, padding untouched, and ReadStats says the GPU decoded them. Frames the host planner
+// refuses (blosclz) fall back to the CPU within the same read. Corrupt chunks fail the read with
+// Error(corrupt_data) naming the chunk, writing nothing outside the destination region. Skips
+// (GTEST_SKIP) where no CUDA device is usable.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <fstream>
+#include <functional>
+#include <iterator>
+
+#include "codec/portable/blosc_frame.hpp"
+#include "cuda/batch_test_arrays.hpp"
+#include "test_support.hpp"
+#include "zarrdirect/system.hpp"
+
+namespace zarrdirect {
+namespace {
+
+using nlohmann::json;
+
+#define REQUIRE_GPU() \
+  if (!cuda_available()) GTEST_SKIP() << describe_system()["io_path_reason"].get<std::string>()
+
+void check(cudaError_t status, const char* call) { ASSERT_EQ(status, cudaSuccess) << call << ": " << cudaGetErrorString(status); }
+
+constexpr std::byte kUntouched{0xab};
+constexpr std::size_t kGuard = 4096;
+
+json bytes_codec(const char* endian = "little") { return {{"name", "bytes"}, {"configuration", {{"endian", endian}}}}; }
+json blosc(const char* cname, const char* shuffle, int typesize, int clevel = 5) {
+  return {{"name", "blosc"},
+          {"configuration",
+           {{"cname", cname}, {"clevel", clevel}, {"shuffle", shuffle}, {"typesize", typesize}, {"blocksize", 0}}}};
+}
+json lz4() { return {{"name", "numcodecs.lz4"}, {"configuration", {{"acceleration", 1}}}}; }
+json v2_doc(const char* dtype, json compressor, const char* order = "C") {
+  return {{"zarr_format", 2}, {"shape", {45, 40, 38}}, {"chunks", {16, 16, 16}}, {"dtype", dtype},
+          {"fill_value", 0},  {"order", order},        {"compressor", compressor}, {"filters", nullptr}};
+}
+json sharded_doc(const char* dtype, json inner) {
+  return test::batch_doc({64, 48, 40}, {32, 32, 32}, dtype, 0,
+                         json::array({{{"name", "sharding_indexed"},
+                                       {"configuration",
+                                        {{"chunk_shape", {16, 16, 16}},
+                                         {"codecs", inner},
+                                         {"index_codecs", json::array({bytes_codec()})}}}}}));
+}
+
+struct GpuCase {
+  std::string name;
+  Array array;
+  bool mixed = false;  // some chunks are frames the GPU planner refuses
+};
+
+std::vector<GpuCase> gpu_cases(const std::filesystem::path& dir) {
+  using test::batch_doc;
+  using test::write_batch_array;
+  const std::vector<std::uint64_t> shape{45, 40, 38};
+  const std::vector<std::uint64_t> chunks{16, 16, 16};
+  std::vector<GpuCase> cases;
+  auto add = [&](std::string name, Array array) { cases.push_back({std::move(name), std::move(array)}); };
+  for (const char* shuffle : {"noshuffle", "shuffle", "bitshuffle"}) {
+    const std::string name = std::string("v3_blosc_lz4_") + shuffle;
+    // Missing chunks too (the block [0, 16) of fill values is left out by the writer).
+    add(name, write_batch_array<std::uint16_t>(
+                  dir / name, batch_doc(shape, chunks, "uint16", 0, json::array({bytes_codec(), blosc("lz4", shuffle, 2)})),
+                  16, 0));
+  }
+  add("v3_blosc_lz4hc_big_f64",
+      write_batch_array<double>(dir / "v3_blosc_lz4hc_big_f64",
+                                batch_doc(shape, chunks, "float64", 0, json::array({bytes_codec("big"), blosc("lz4hc", "shuffle", 8)})),
+                                0, 0.0));
+  add("v3_blosc_memcpyed",
+      write_batch_array<std::uint16_t>(
+          dir / "v3_blosc_memcpyed",
+          batch_doc(shape, chunks, "uint16", 0, json::array({bytes_codec(), blosc("lz4", "shuffle", 2, 0)})), 0, 0));
+  add("v3_lz4", write_batch_array<std::uint16_t>(
+                    dir / "v3_lz4", batch_doc(shape, chunks, "uint16", 0, json::array({bytes_codec(), lz4()})), 0, 0));
+  add("v3_lz4_transposed_i32",
+      write_batch_array<std::int32_t>(
+          dir / "v3_lz4_transposed_i32",
+          batch_doc(shape, chunks, "int32", 0,
+                    json::array({{{"name", "transpose"}, {"configuration", {{"order", {2, 0, 1}}}}}, bytes_codec(), lz4()})),
+          0, 0));
+  add("v3_blosc_transposed_big_u16",
+      write_batch_array<std::uint16_t>(
+          dir / "v3_blosc_transposed_big_u16",
+          batch_doc(shape, chunks, "uint16", 0,
+                    json::array({{{"name", "transpose"}, {"configuration", {{"order", {1, 2, 0}}}}}, bytes_codec("big"),
+                                 blosc("lz4", "bitshuffle", 2)})),
+          0, 0));
+  add("v2_blosc_lz4",
+      write_batch_array<std::uint16_t>(
+          dir / "v2_blosc_lz4",
+          v2_doc("<u2", {{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}, {"blocksize", 0}}), 0, 0));
+  add("v2_blosc_bitshuffle_big_i32",
+      write_batch_array<std::int32_t>(
+          dir / "v2_blosc_bitshuffle_big_i32",
+          v2_doc(">i4", {{"id", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 2}, {"blocksize", 0}}), 0, 0));
+  add("v2_lz4_F_big_f64",
+      write_batch_array<double>(dir / "v2_lz4_F_big_f64", v2_doc(">f8", {{"id", "lz4"}, {"acceleration", 1}}, "F"), 0, 0.0));
+  add("sharded_blosc_lz4",
+      write_batch_array<std::uint16_t>(
+          dir / "sharded_blosc_lz4", sharded_doc("uint16", json::array({bytes_codec(), blosc("lz4", "shuffle", 2)})), 16, 0));
+  add("sharded_lz4_big",
+      write_batch_array<std::uint16_t>(dir / "sharded_lz4_big",
+                                       sharded_doc("uint16", json::array({bytes_codec("big"), lz4()})), 0, 0));
+  // Mixed: the same data written with blosclz, some of whose chunk files then replace lz4 ones.
+  add("v3_blosc_mixed",
+      write_batch_array<std::uint16_t>(
+          dir / "v3_blosc_mixed",
+          batch_doc(shape, chunks, "uint16", 0, json::array({bytes_codec(), blosc("lz4", "shuffle", 2)})), 0, 0));
+  write_batch_array<std::uint16_t>(
+      dir / "blosclz", batch_doc(shape, chunks, "uint16", 0, json::array({bytes_codec(), blosc("blosclz", "shuffle", 2)})), 0, 0);
+  for (const char* key : {"c/0/0/0", "c/1/1/1", "c/2/0/1", "c/0/2/2"})
+    std::filesystem::copy_file(dir / "blosclz" / key, dir / "v3_blosc_mixed" / key,
+                               std::filesystem::copy_options::overwrite_existing);
+  cases.back().mixed = true;
+  return cases;
+}
+
+std::vector<std::byte> host_read(const Array& array, const Region& region, const test::BatchDestination& shape,
+                                 std::byte untouched = kUntouched) {
+  std::vector<std::byte> bytes(shape.nbytes, untouched);
+  Destination host;
+  host.data = bytes.data();
+  host.byte_strides = shape.byte_strides;
+  array.read_into(region, host, Settings{});
+  return bytes;
+}
+
+// A device read (staged path) into a buffer with guard bands on both sides; returns the
+// destination's bytes, and checks the guards. Rethrows the read's error after checking them.
+std::vector<std::byte> device_read(const Array& array, const Region& region, const test::BatchDestination& shape,
+                                   Settings settings, ReadStats* stats = nullptr,
+                                   std::vector<std::byte>* on_failure = nullptr) {
+  std::vector<std::byte> all(shape.nbytes + 2 * kGuard);
+  void* device = nullptr;
+  check(cudaMalloc(&device, all.size()), "cudaMalloc");
+  check(cudaMemset(device, std::to_integer<int>(kUntouched), all.size()), "cudaMemset");
+  Destination destination{static_cast<std::byte*>(device) + kGuard, shape.byte_strides, Device::cuda, nullptr};
+  settings.io_path = IoPath::staged;
+  std::exception_ptr failure;
+  try {
+    const ReadStats got = array.read_into(region, destination, settings);
+    if (stats) *stats = got;
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  check(cudaMemcpy(all.data(), device, all.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaFree(device), "cudaFree");
+  for (std::size_t i = 0; i < kGuard; ++i) {
+    EXPECT_EQ(all[i], kUntouched) << "written before the destination at " << i;
+    EXPECT_EQ(all[all.size() - 1 - i], kUntouched) << "written after the destination";
+    if (all[i] != kUntouched || all[all.size() - 1 - i] != kUntouched) break;
+  }
+  std::vector<std::byte> placed(all.begin() + kGuard, all.end() - kGuard);
+  if (failure) {
+    if (on_failure) *on_failure = std::move(placed);
+    std::rethrow_exception(failure);
+  }
+  return placed;
+}
+
+std::size_t first_difference(const std::vector<std::byte>& a, const std::vector<std::byte>& b) {
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    if (a[i] != b[i]) return i;
+  return a.size() == b.size() ? SIZE_MAX : std::min(a.size(), b.size());
+}
+
+Settings with_decode(DecodeSide side) {
+  Settings settings;
+  settings.decode = side;
+  return settings;
+}
+
+void compare_cases(const std::vector<std::string>& names) {
+  test::TempDir dir;
+  for (const auto& c : gpu_cases(dir.path())) {
+    if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
+    const std::size_t element = c.array.metadata().dtype.size;
+    for (const Region& region : test::batch_regions(c.array.metadata().shape)) {
+      for (const auto& shape : test::batch_destinations(region, element)) {
+        SCOPED_TRACE(c.name + ", " + shape.name + " destination, region starting at " + std::to_string(region[0].start));
+        const auto expected = host_read(c.array, region, shape);
+        const auto cpu = device_read(c.array, region, shape, with_decode(DecodeSide::cpu));
+        EXPECT_EQ(first_difference(cpu, expected), SIZE_MAX) << "CPU decode";
+        Settings gpu = with_decode(DecodeSide::gpu);
+        Settings small = gpu;  // batches of a few chunks, several workers
+        small.staging_bytes = 2u << 20;
+        small.threads = 4;
+        Settings per_chunk = gpu;  // fills and CPU fallbacks placed chunk by chunk
+        per_chunk.device_batch = false;
+        for (const auto& [what, settings] : {std::pair{"gpu", gpu}, std::pair{"gpu, small batches", small},
+                                             std::pair{"gpu, per-chunk placement", per_chunk}}) {
+          ReadStats stats;
+          const auto got = device_read(c.array, region, shape, settings, &stats);
+          const std::size_t at = first_difference(got, expected);
+          EXPECT_EQ(at, SIZE_MAX) << what << ": first difference at byte " << at;
+          EXPECT_GT(stats.chunks_decoded_gpu, 0u) << what;
+          EXPECT_EQ(stats.chunks_decoded_gpu + stats.chunks_decoded_cpu + stats.chunks_missing, stats.chunks_total) << what;
+          if (c.mixed) {
+            EXPECT_GT(stats.chunks_decoded_cpu, 0u) << what << ": blosclz chunks go to the CPU";
+          } else {
+            EXPECT_EQ(stats.chunks_decoded_cpu, 0u) << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuDecode, BloscLz4EachShuffleMatchesTheCpuDecode) {
+  REQUIRE_GPU();
+  compare_cases({"v3_blosc_lz4_noshuffle", "v3_blosc_lz4_shuffle", "v3_blosc_lz4_bitshuffle", "v3_blosc_memcpyed"});
+}
+
+TEST(GpuDecode, BigEndianAndTransposedChunksMatchTheCpuDecode) {
+  REQUIRE_GPU();
+  compare_cases({"v3_blosc_lz4hc_big_f64", "v3_lz4_transposed_i32", "v3_blosc_transposed_big_u16"});
+}
+
+TEST(GpuDecode, NumcodecsLz4MatchesTheCpuDecode) {
+  REQUIRE_GPU();
+  compare_cases({"v3_lz4"});
+}
+
+TEST(GpuDecode, ZarrV2ArraysMatchTheCpuDecode) {
+  REQUIRE_GPU();
+  compare_cases({"v2_blosc_lz4", "v2_blosc_bitshuffle_big_i32", "v2_lz4_F_big_f64"});
+}
+
+TEST(GpuDecode, ShardedInnerChunksMatchTheCpuDecode) {
+  REQUIRE_GPU();
+  compare_cases({"sharded_blosc_lz4", "sharded_lz4_big"});
+}
+
+TEST(GpuDecode, RefusedFramesFallBackToTheCpuWithinOneRead) {
+  REQUIRE_GPU();
+  compare_cases({"v3_blosc_mixed"});
+}
+
+TEST(GpuDecode, CpuSettingAndAutoChooseAsTheTableSays) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  auto cases = gpu_cases(dir.path());
+  const auto& c = cases.front();
+  const Region region = full_region(c.array.metadata().shape);
+  const auto shape = test::batch_destinations(region, 2).front();
+  ReadStats cpu;
+  device_read(c.array, region, shape, with_decode(DecodeSide::cpu), &cpu);
+  EXPECT_EQ(cpu.chunks_decoded_gpu, 0u);
+  EXPECT_GT(cpu.chunks_decoded_cpu, 0u);
+  ReadStats automatic;
+  device_read(c.array, region, shape, with_decode(DecodeSide::automatic), &automatic);
+  EXPECT_GT(automatic.chunks_decoded_gpu, 0u) << "auto: blosc-lz4 on the GPU";
+}
+
+void overwrite(const std::filesystem::path& file, const std::function<void(std::vector<char>&)>& edit) {
+  std::vector<char> bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  edit(bytes);
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Corrupt streams behind headers the host planner accepts: only the GPU can find them.
+TEST(GpuDecode, CorruptChunksFailNamingTheKey) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  auto cases = gpu_cases(dir.path());
+  for (const std::string name : {"v3_lz4", "v3_blosc_lz4_shuffle", "v3_blosc_lz4_bitshuffle"}) {
+    SCOPED_TRACE(name);
+    const auto it = std::find_if(cases.begin(), cases.end(), [&](const GpuCase& c) { return c.name == name; });
+    ASSERT_NE(it, cases.end());
+    const std::filesystem::path chunk = dir.path() / name / "c" / "1" / "0" / "1";
+    overwrite(chunk, [&](std::vector<char>& bytes) {
+      std::size_t from = 4;  // numcodecs lz4: everything after the size header
+      if (name != "v3_lz4") {
+        codec::portable::BloscFrame frame;
+        ASSERT_EQ(codec::portable::blosc_plan(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
+                                              16 * 16 * 16 * 2, frame),
+                  codec::portable::DecodeStatus::ok);
+        ASSERT_FALSE(frame.memcpyed());
+        // After the first block's first stream size: that stream's bytes and everything after.
+        from = codec::portable::blosc_detail::read_le32(reinterpret_cast<const std::uint8_t*>(bytes.data()) + 16) + 4;
+      }
+      ASSERT_LT(from, bytes.size());
+      std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from), bytes.end(), static_cast<char>(0xff));
+    });
+    const Region region = full_region(it->array.metadata().shape);
+    const auto padded = test::batch_destinations(region, 2)[2];
+    // Bytes no read writes: the padding (untouched by two host reads with different filler).
+    const auto one = host_read(cases.front().array, region, padded, std::byte{0x11});
+    const auto two = host_read(cases.front().array, region, padded, std::byte{0x22});
+    for (DecodeSide side : {DecodeSide::gpu, DecodeSide::cpu}) {
+      SCOPED_TRACE(side == DecodeSide::gpu ? "gpu" : "cpu");
+      std::vector<std::byte> after;
+      try {
+        Settings settings = with_decode(side);
+        settings.threads = 2;
+        device_read(it->array, region, padded, settings, nullptr, &after);
+        ADD_FAILURE() << "a corrupt chunk was read";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::corrupt_data) << e.what();
+        EXPECT_NE(std::string(e.what()).find("(chunk c/1/0/1)"), std::string::npos) << e.what();
+        if (side == DecodeSide::gpu) {
+          EXPECT_NE(std::string(e.what()).find("GPU"), std::string::npos) << e.what();
+        }
+      }
+      ASSERT_EQ(after.size(), one.size());
+      std::size_t written = 0;
+      for (std::size_t i = 0; i < after.size(); ++i)
+        if (one[i] == std::byte{0x11} && two[i] == std::byte{0x22} && after[i] != kUntouched) ++written;
+      EXPECT_EQ(written, 0u) << "padding bytes written";
+    }
+  }
+}
+
+TEST(GpuDecode, CorruptInnerChunksFailNamingTheShard) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  auto cases = gpu_cases(dir.path());
+  const auto it = std::find_if(cases.begin(), cases.end(), [](const GpuCase& c) { return c.name == "sharded_lz4_big"; });
+  ASSERT_NE(it, cases.end());
+  // The first inner chunk starts the shard (index at the end): corrupt its LZ4 block.
+  overwrite(dir.path() / "sharded_lz4_big" / "c" / "1" / "0" / "0", [](std::vector<char>& bytes) {
+    ASSERT_GT(bytes.size(), 64u);
+    std::fill(bytes.begin() + 4, bytes.begin() + 64, static_cast<char>(0xff));
+  });
+  const Region region = full_region(it->array.metadata().shape);
+  const auto shape = test::batch_destinations(region, 2).front();
+  try {
+    device_read(it->array, region, shape, with_decode(DecodeSide::gpu));
+    ADD_FAILURE() << "a corrupt inner chunk was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::corrupt_data) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(shard c/1/0/0, inner chunk at offset 0)"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zarrdirect

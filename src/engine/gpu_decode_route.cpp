@@ -1,0 +1,228 @@
+#include "engine/gpu_decode_route.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "zarrdirect/dtype.hpp"
+
+namespace zarrdirect {
+namespace {
+
+// One row per compressor with a GPU decoder. `wired`: the decoder is connected to the read
+// path. `automatic`: `auto` sends it to the GPU (measured faster there; adjust after measuring).
+// To wire zstd: set wired (and automatic once measured) here, and fill the zstd slot in
+// src/cuda/gpu_decode_sink.cpp.
+struct GpuCodecRow {
+  GpuCodec codec;
+  const char* label;
+  bool wired;
+  bool automatic;
+};
+constexpr GpuCodecRow kGpuCodecTable[] = {
+    {GpuCodec::lz4, "lz4", true, true},
+    {GpuCodec::blosc, "blosc-lz4", true, true},
+    {GpuCodec::zstd, "zstd", false, false},
+};
+
+const GpuCodecRow* row_of(GpuCodec codec) {
+  for (const auto& row : kGpuCodecTable)
+    if (row.codec == codec) return &row;
+  return nullptr;
+}
+
+GpuDecodeRoute refuse(std::string why) {
+  GpuDecodeRoute route;
+  route.why = std::move(why);
+  return route;
+}
+
+std::string name_of(const nlohmann::json& codec) {
+  if (!codec.is_object()) return {};
+  auto it = codec.find("name");
+  return it != codec.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const nlohmann::json* configuration_of(const nlohmann::json& codec) {
+  auto it = codec.find("configuration");
+  return it != codec.end() && it->is_object() ? &*it : nullptr;
+}
+
+// Blosc's configured compressor, when the configuration names one: frames are self-describing
+// (each chunk is planned on its own), but an array configured for another compressor would send
+// every chunk back to the CPU after planning, so it is not routed at all.
+bool blosc_configured_for_lz4(const nlohmann::json& codec) {
+  const nlohmann::json* config = configuration_of(codec);
+  if (!config) return true;
+  auto it = config->find("cname");
+  if (it == config->end() || !it->is_string()) return true;
+  const std::string cname = it->get<std::string>();
+  return cname == "lz4" || cname == "lz4hc";
+}
+
+// The transpose's order: decoded axis order[i] is stored axis i.
+bool transpose_order(const nlohmann::json& codec, std::size_t rank, std::vector<std::size_t>& order) {
+  order.resize(rank);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  const nlohmann::json* config = configuration_of(codec);
+  if (!config) return false;
+  auto it = config->find("order");
+  if (it == config->end()) return false;
+  if (it->is_string()) {
+    const std::string text = it->get<std::string>();
+    if (text == "C") return true;
+    if (text == "F") {
+      std::reverse(order.begin(), order.end());
+      return true;
+    }
+    return false;
+  }
+  if (!it->is_array() || it->size() != rank) return false;
+  std::vector<bool> seen(rank, false);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const auto& axis = (*it)[i];
+    if (!axis.is_number_integer()) return false;
+    const auto value = axis.get<std::int64_t>();
+    if (value < 0 || static_cast<std::uint64_t>(value) >= rank || seen[static_cast<std::size_t>(value)]) return false;
+    seen[static_cast<std::size_t>(value)] = true;
+    order[i] = static_cast<std::size_t>(value);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view to_string(GpuCodec codec) {
+  switch (codec) {
+    case GpuCodec::none: return "none";
+    case GpuCodec::lz4: return "lz4";
+    case GpuCodec::blosc: return "blosc";
+    case GpuCodec::zstd: return "zstd";
+  }
+  return "none";
+}
+
+GpuDecodeRoute gpu_decode_route(const nlohmann::json& codecs, const codec::CodecChain& chain) {
+  if (!codecs.is_array() || codecs.empty()) return refuse("no codecs");
+  const auto& a2a = chain.array_to_array();
+  const auto& b2b = chain.bytes_to_bytes();
+  if (chain.array_to_bytes().name() != "bytes") return refuse(fmt::format("{} is not bytes", chain.array_to_bytes().name()));
+  if (b2b.size() != 1) return refuse(fmt::format("{} bytes-to-bytes codecs, the GPU takes exactly one", b2b.size()));
+  if (a2a.size() > 1 || (a2a.size() == 1 && a2a.front()->name() != "transpose"))
+    return refuse("a filter other than one transpose");
+  if (codecs.size() != a2a.size() + 2) return refuse("codec list and chain differ");
+  const std::string compressor = name_of(codecs.back());
+  GpuDecodeRoute route;
+  route.compressor = compressor;
+  if (compressor == "numcodecs.lz4") {
+    route.codec = GpuCodec::lz4;
+  } else if (compressor == "blosc" || compressor == "numcodecs.blosc") {
+    if (!blosc_configured_for_lz4(codecs.back())) return refuse("blosc configured for a compressor other than lz4");
+    route.codec = GpuCodec::blosc;
+  } else if (compressor == "zstd" || compressor == "numcodecs.zstd") {
+    route.codec = GpuCodec::zstd;
+  } else {
+    return refuse(fmt::format("compressor {} has no GPU decoder", compressor));
+  }
+
+  const codec::ArraySpec& decoded = chain.decoded_spec();
+  const std::size_t rank = decoded.shape.size();
+  // The placement plan holds the array's dims plus up to two for the element's bytes.
+  if (rank + 2 > 33) return refuse(fmt::format("{} dims, more than the placement kernels take", rank));
+  route.element_size = decoded.dtype.size;
+  if (route.element_size == 0) return refuse("elements of no bytes");
+  if (!chain.array_to_bytes().is_identity()) route.swap_unit = decoded.dtype.swap_unit();
+  if (route.swap_unit == 1) route.swap_unit = 0;
+
+  std::vector<std::size_t> order(rank);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (!a2a.empty() && !transpose_order(codecs.front(), rank, order)) return refuse("a transpose order it cannot read");
+  route.stored_shape.resize(rank);
+  for (std::size_t i = 0; i < rank; ++i) route.stored_shape[i] = decoded.shape[order[i]];
+  if (!a2a.empty() && a2a.front()->encoded_spec().shape != route.stored_shape) return refuse("transpose shape differs");
+  // C-order strides of the stored shape, then each one given to the decoded axis it holds.
+  std::vector<std::int64_t> stored_c(rank, 1);
+  for (std::size_t i = rank; i-- > 1;)
+    stored_c[i - 1] = stored_c[i] * static_cast<std::int64_t>(route.stored_shape[i]);
+  route.stored_strides.assign(rank, 0);
+  for (std::size_t i = 0; i < rank; ++i) route.stored_strides[order[i]] = stored_c[i];
+  return route;
+}
+
+GpuDecodeRoute gpu_decode_route_of_array(const nlohmann::json& codecs, const codec::CodecChain& chain,
+                                         const codec::CodecChain* inner) {
+  if (!inner) return gpu_decode_route(codecs, chain);
+  if (!codecs.is_array() || codecs.size() != 1) return refuse("sharded chain of several codecs");
+  const nlohmann::json* config = configuration_of(codecs.front());
+  if (!config) return refuse("sharding without a configuration");
+  auto it = config->find("codecs");
+  if (it == config->end()) return refuse("sharding without inner codecs");
+  return gpu_decode_route(*it, *inner);
+}
+
+GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, std::uint64_t chunk_bytes) {
+  GpuChunkPlan plan;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(stored.data());
+  switch (codec) {
+    case GpuCodec::blosc:
+      plan.accepted = codec::portable::blosc_plan(bytes, stored.size(), chunk_bytes, plan.frame) ==
+                          codec::portable::DecodeStatus::ok &&
+                      plan.frame.nbytes == chunk_bytes;
+      break;
+    case GpuCodec::lz4:
+      // numcodecs: a little-endian uint32 of the decoded size, then one LZ4 block.
+      plan.accepted = stored.size() >= 4 && codec::portable::blosc_detail::read_le32(bytes) == chunk_bytes;
+      break;
+    case GpuCodec::zstd:
+      // Codec slot (zstd): accepted when zstd_frame_plan(bytes, stored.size()) is supported and
+      // gives chunk_bytes.
+    case GpuCodec::none:
+      break;
+  }
+  return plan;
+}
+
+bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present) {
+  const GpuCodecRow* row = row_of(codec);
+  if (!device_present || !row || !row->wired) return false;
+  switch (side) {
+    case DecodeSide::cpu: return false;
+    case DecodeSide::gpu: return true;
+    case DecodeSide::automatic: return row->automatic;
+  }
+  return false;
+}
+
+std::vector<std::string> gpu_decoded_codecs(DecodeSide side) {
+  std::vector<std::string> names;
+  for (const auto& row : kGpuCodecTable)
+    if (decode_on_gpu(side, row.codec, true)) names.emplace_back(row.label);
+  return names;
+}
+
+void describe_decode_policy(nlohmann::json& doc, bool device_present) {
+  DecodeSide side = DecodeSide::automatic;
+  try {
+    side = Settings::from_environment().decode;
+  } catch (const Error& e) {
+    doc["decode"] = "invalid";
+    doc["decode_reason"] = e.what();
+    return;
+  }
+  doc["decode"] = std::string(to_string(side));
+  const std::vector<std::string> gpu = gpu_decoded_codecs(side);
+  if (!device_present) {
+    doc["decode_reason"] = "no CUDA device: every chunk is decoded on the CPU";
+  } else if (gpu.empty()) {
+    doc["decode_reason"] = "device reads decode every chunk on the CPU and upload it decoded";
+  } else {
+    doc["decode_reason"] = fmt::format(
+        "device reads decode {} chunks on the GPU (frames its decoders cannot plan, and every other codec, on the "
+        "CPU); host reads on the CPU",
+        fmt::join(gpu, ", "));
+  }
+}
+
+}  // namespace zarrdirect

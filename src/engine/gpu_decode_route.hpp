@@ -1,0 +1,79 @@
+// Which chunks a device read decodes on the GPU: the eligibility of a codec chain, and the one
+// table of where each GPU-decodable codec is decoded under Settings::decode.
+//
+// A chain is eligible when its bytes->bytes part is exactly one compressor the GPU decoders know
+// (numcodecs lz4; blosc 1, whose lz4/lz4hc/memcpyed frames the GPU decodes and whose other
+// frames fall back to the CPU chunk by chunk), behind `bytes` (either endianness) and at most one
+// `transpose`; no other filter, no checksum. What the GPU leaves undone (the byte swap, the
+// transpose) the placement kernels do while copying the decoded chunk into the destination, so
+// the route carries the stored layout: the shape as stored and the swap unit.
+//
+// Host-only logic (no CUDA): unit-tested on machines without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codec/codec.hpp"
+#include "codec/portable/blosc_frame.hpp"
+#include "zarrdirect/settings.hpp"
+
+namespace zarrdirect {
+
+// The compressors with a GPU decoder, present or planned. zstd's slot: the decoder
+// (launch_zstd_decode) is being written; until it is wired, decode_on_gpu() says no for it.
+enum class GpuCodec : std::uint8_t { none, lz4, blosc, zstd };
+std::string_view to_string(GpuCodec codec);
+
+struct GpuDecodeRoute {
+  GpuCodec codec = GpuCodec::none;  // none: not eligible, `why` says why
+  std::string why;
+  std::string compressor;  // the codec's name in the metadata ("blosc", "numcodecs.lz4", ...), for errors
+  std::size_t element_size = 1;
+  // 0: stored in native byte order; else the stored bytes are reversed in units of this many
+  // (the element, or each half of a complex number).
+  std::size_t swap_unit = 0;
+  // The chunk as stored: its shape (the decoded shape, permuted by a transpose) and, for each
+  // decoded axis k, the stride (in elements) of that axis in the stored C-order bytes.
+  std::vector<std::uint64_t> stored_shape;
+  std::vector<std::int64_t> stored_strides;
+};
+
+// The route of chunks stored with `codecs` (a v3-style codec list, v2 metadata converted) and
+// prepared as `chain`. Never throws for an ineligible chain: it returns GpuCodec::none.
+GpuDecodeRoute gpu_decode_route(const nlohmann::json& codecs, const codec::CodecChain& chain);
+
+// The route of the chunks a read of an array stages: `codecs` are the array's; for sharded arrays
+// (the chain is exactly sharding_indexed, `inner` its inner chain) the inner chunks' codecs.
+GpuDecodeRoute gpu_decode_route_of_array(const nlohmann::json& codecs, const codec::CodecChain& chain,
+                                         const codec::CodecChain* inner);
+
+// Per chunk, the host-side plan: whether the GPU decoders take a chunk stored as `stored` that
+// must decode to `chunk_bytes` bytes. Refused (decoded on the CPU instead, which also reports
+// what is wrong with a bad one): blosc frames blosc_plan does not accept (blosclz, zstd, ...
+// inside, a header it cannot plan) or that decode to another size; numcodecs lz4 whose size
+// header is not the chunk's; codecs without a wired decoder.
+struct GpuChunkPlan {
+  bool accepted = false;
+  codec::portable::BloscFrame frame;  // blosc: the checked header, for the block jobs
+};
+GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, std::uint64_t chunk_bytes);
+
+// The one table: whether a device read with `device_present` decodes chunks of `codec` on the
+// GPU under `side`. `gpu` takes every codec with a wired decoder; `auto` those measured faster.
+bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present);
+
+// The GPU-decoded codecs under `side` with a device present, for `info --system`.
+std::vector<std::string> gpu_decoded_codecs(DecodeSide side);
+
+// describe_system()'s "decode" and "decode_reason": the policy of ZARRDIRECT_DECODE (the default
+// when it is unset, the error when it is invalid) on this machine.
+void describe_decode_policy(nlohmann::json& doc, bool device_present);
+
+}  // namespace zarrdirect
