@@ -135,7 +135,7 @@ const char* const kKindNames[] = {"random", "signal", "runs", "text", "zeros", "
 TEST(ZstdFrame, EveryLevelAndKindEqualsTheInput) {
   for (int level = 1; level <= 19; ++level) {
     // Over 128 KiB (several blocks) at the fast levels; smaller where compressing takes long.
-    const std::size_t n = level <= 12 ? 300 * 1024 : 140 * 1024;
+    const std::size_t n = level <= 9 ? 150 * 1024 : 40 * 1024;
     for (int kind = 0; kind < 6; ++kind) {
       Settings settings;
       settings.level = level;
@@ -148,7 +148,7 @@ TEST(ZstdFrame, EveryLevelAndKindEqualsTheInput) {
 
 TEST(ZstdFrame, NegativeLevelsAndLongDistanceMatching) {
   for (int kind = 0; kind < 6; ++kind) {
-    const Bytes data = data_of_kind(kind, 400 * 1024 + 17, static_cast<std::uint32_t>(kind));
+    const Bytes data = data_of_kind(kind, 140 * 1024 + 17, static_cast<std::uint32_t>(kind));
     for (const int level : {-5, -1, 3, 9}) {
       for (const bool ldm : {false, true}) {
         Settings settings;
@@ -178,7 +178,7 @@ TEST(ZstdFrame, SixteenMebibytesInManyBlocks) {
   Settings settings;
   settings.level = 1;
   settings.checksum = true;
-  expect_round_trip(signal_bytes(16u << 20, 5), settings, "signal");
+  expect_round_trip(run_bytes(16u << 20, 5), settings, "runs");
 }
 
 TEST(ZstdFrame, PlanReadsTheHeader) {
@@ -288,7 +288,9 @@ TEST(ZstdFrame, DamagedFramesAreRefusedOrDecodedAsLibzstdDoes) {
   int accepted = 0;
   for (int f = 0; f < 48; ++f) {
     const int kind = f % 6;
-    const std::size_t n = f % 4 == 0 ? 200 + rng() % 2000 : 20000 + rng() % 150000;
+    // Mostly small frames (damage is found early or late, never beyond them); a few of several
+    // blocks, where later blocks repeat earlier tables.
+    const std::size_t n = f % 12 == 11 ? 140000 + rng() % 20000 : f % 4 == 0 ? 200 + rng() % 2000 : 2000 + rng() % 20000;
     Settings settings;
     settings.level = f % 3 == 0 ? 1 + static_cast<int>(rng() % 19) : (f % 3 == 1 ? -2 : 5);
     settings.checksum = f % 5 == 0;
@@ -301,7 +303,7 @@ TEST(ZstdFrame, DamagedFramesAreRefusedOrDecodedAsLibzstdDoes) {
       ++trials;
     }
     // Bit flips and byte changes, one to four at a time.
-    for (int t = 0; t < 90; ++t) {
+    for (int t = 0; t < 100; ++t) {
       Bytes damaged = frame;
       const int changes = 1 + static_cast<int>(rng() % 4);
       for (int c = 0; c < changes; ++c) {
