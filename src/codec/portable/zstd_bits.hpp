@@ -12,6 +12,15 @@
 
 #include "util/host_device.hpp"
 
+// The bit reads sit in the innermost loops: inlined, whatever the compiler's size heuristics say.
+#if defined(__CUDACC__)
+#define ZD_ZSTD_INLINE __forceinline__
+#elif defined(__GNUC__)
+#define ZD_ZSTD_INLINE __attribute__((always_inline)) inline
+#else
+#define ZD_ZSTD_INLINE inline
+#endif
+
 namespace zarrdirect::codec::portable::zstd_detail {
 
 ZD_HOST_DEVICE inline std::uint32_t le16(const std::uint8_t* p) {
@@ -66,11 +75,14 @@ struct ForwardBits {
 
 // Backward reader: the stream is one little-endian number whose highest set bit (in the last byte)
 // marks its end; reading takes bits from just below the current position downward, and the value
-// read has the bit nearest the end as its most significant.
+// read has the bit nearest the end as its most significant. It keeps 8 bytes of the stream at
+// hand (bits [window_low, window_low + 64)) and loads the next 8 only when a read passes below them.
 struct BackwardBits {
   const std::uint8_t* data = nullptr;
   std::uint64_t size = 0;
   std::int64_t pos = 0;  // bits left above the start: the next read ends at bit pos - 1
+  std::uint64_t window = 0;
+  std::int64_t window_low = 0;
 
   // False for an empty stream or a last byte without its end marker.
   ZD_HOST_DEVICE bool init(const std::uint8_t* stream, std::uint64_t stream_size) {
@@ -78,24 +90,46 @@ struct BackwardBits {
     size = stream_size;
     if (stream_size == 0 || stream[stream_size - 1] == 0) return false;
     pos = static_cast<std::int64_t>((stream_size - 1) * 8 + highbit(stream[stream_size - 1]));
+    refill();
     return true;
   }
 
-  // The next `count` (<= 32) bits, without consuming them; bits below the start read as zeros.
-  ZD_HOST_DEVICE std::uint32_t peek(std::uint32_t count) const {
-    if (count == 0) return 0;
-    const std::int64_t low = pos - static_cast<std::int64_t>(count);
-    std::uint64_t word;
-    if (low >= 0) {
-      word = load_partial(data, size, static_cast<std::uint64_t>(low) >> 3) >> (low & 7);
+  // Loads the 8 bytes that end with the byte holding bit pos - 1 (fewer, zero-filled below the
+  // start: bits below the stream's first bit read as zeros).
+  ZD_HOST_DEVICE void refill() {
+    const std::int64_t top_byte = pos > 0 ? (pos - 1) >> 3 : 0;
+    const std::int64_t first = top_byte - 7;
+    if (first >= 0) {
+      window = load_partial(data, size, static_cast<std::uint64_t>(first));
     } else {
-      if (pos <= 0) return 0;
-      word = load_partial(data, size, 0) << static_cast<std::uint32_t>(-low);
+      window = load_partial(data, size, 0) << (8 * static_cast<std::uint32_t>(-first));
     }
+    window_low = first * 8;
+  }
+
+  // The next `count` (<= 32) bits, without consuming them. Short, to be inlined in the decoding
+  // loops; the rare loads are peek_after_refill's.
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t peek(std::uint32_t count) {
+    const std::int64_t low = pos - static_cast<std::int64_t>(count);
+    if (low < window_low) return peek_after_refill(count);
+    const std::uint64_t word = window >> static_cast<std::uint32_t>(low - window_low);
     return static_cast<std::uint32_t>(word & ((std::uint64_t{1} << count) - 1));
   }
+  ZD_HOST_DEVICE std::uint32_t peek_after_refill(std::uint32_t count) {
+    if (pos <= 0) return 0;  // past the start: zeros
+    refill();
+    // After a refill the window holds at least 57 bits below pos, or reaches below the start.
+    std::int64_t low = pos - static_cast<std::int64_t>(count);
+    std::uint32_t shift = 0;
+    if (low < window_low) {
+      shift = static_cast<std::uint32_t>(window_low - low);
+      low = window_low;
+    }
+    const std::uint64_t word = window >> static_cast<std::uint32_t>(low - window_low);
+    return static_cast<std::uint32_t>((word << shift) & ((std::uint64_t{1} << count) - 1));
+  }
   ZD_HOST_DEVICE void skip(std::uint32_t count) { pos -= static_cast<std::int64_t>(count); }
-  ZD_HOST_DEVICE std::uint32_t read(std::uint32_t count) {
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t read(std::uint32_t count) {
     const std::uint32_t value = peek(count);
     skip(count);
     return value;

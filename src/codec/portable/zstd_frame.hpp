@@ -51,6 +51,7 @@ struct ZstdWorkspace {
     sequences.repeat[0] = 1;
     sequences.repeat[1] = 4;
     sequences.repeat[2] = 8;
+    zstd_detail::fill_code_tables(sequences);
   }
 };
 static_assert(sizeof(ZstdWorkspace) <= 10 * 1024, "a zstd workspace is meant to stay small");

@@ -20,6 +20,7 @@ namespace zarrdirect::codec::portable::zstd_detail {
 struct Literals {
   const std::uint8_t* data = nullptr;
   std::uint64_t size = 0;
+  bool in_output = false;  // at the output's end (RLE, Huffman), not in the source (raw)
 };
 
 // Decodes the literals section at the start of a block's `size` bytes. out/out_end: the frame's
@@ -50,6 +51,7 @@ ZD_HOST_DEVICE inline DecodeStatus decode_literals(const std::uint8_t* src, std:
       if (header + regenerated > size) return DecodeStatus::truncated;
       literals.data = src + header;
       literals.size = regenerated;
+      literals.in_output = false;
       used = header + regenerated;
       return DecodeStatus::ok;
     }
@@ -59,6 +61,7 @@ ZD_HOST_DEVICE inline DecodeStatus decode_literals(const std::uint8_t* src, std:
     for (std::uint64_t i = 0; i < regenerated; ++i) at[i] = src[header];
     literals.data = at;
     literals.size = regenerated;
+    literals.in_output = true;
     used = header + 1;
     return DecodeStatus::ok;
   }
@@ -123,6 +126,7 @@ ZD_HOST_DEVICE inline DecodeStatus decode_literals(const std::uint8_t* src, std:
   }
   literals.data = at;
   literals.size = regenerated;
+  literals.in_output = true;
   used = header + compressed;
   return DecodeStatus::ok;
 }

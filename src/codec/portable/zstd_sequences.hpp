@@ -32,12 +32,18 @@ constexpr std::uint32_t kLiteralLengthMaxSymbol = 35;
 constexpr std::uint32_t kMatchLengthMaxSymbol = 52;
 constexpr std::uint32_t kOffsetMaxSymbol = 31;
 
-// The three tables and the repeat offsets: what a frame carries from block to block.
+// The three tables and the repeat offsets: what a frame carries from block to block. Beside them,
+// each length code's baseline and extra bits, filled by fill_code_tables (kept here so that the
+// decoding loop looks them up instead of rebuilding constant arrays on the device's stack).
 struct SequenceState {
   SequenceTable<kLiteralLengthMaxLog> literal_lengths;
   SequenceTable<kMatchLengthMaxLog> match_lengths;
   SequenceTable<kOffsetMaxLog> offsets;
   std::uint64_t repeat[3] = {1, 4, 8};
+  std::uint32_t literal_length_base[kLiteralLengthMaxSymbol + 1];
+  std::uint32_t match_length_base[kMatchLengthMaxSymbol + 1];
+  std::uint8_t literal_length_extra[kLiteralLengthMaxSymbol + 1];
+  std::uint8_t match_length_extra[kMatchLengthMaxSymbol + 1];
 };
 
 namespace sequences_detail {
@@ -117,7 +123,75 @@ ZD_HOST_DEVICE inline void match_length_code(std::uint32_t code, std::uint32_t& 
   extra = bits[code - 32];
 }
 
+// Copies n bytes forward, from `from` to `to`, where the source runs `distance` bytes ahead of or
+// behind the destination (a match: behind, by its offset; literals at the output's end: ahead).
+// Eight bytes at a time when no eight-byte piece reads what it writes, so a short offset still
+// repeats the bytes it just wrote, as the format means.
+ZD_HOST_DEVICE inline void copy_forward(std::uint8_t* to, const std::uint8_t* from, std::uint64_t n,
+                                        std::uint64_t distance) {
+  std::uint64_t i = 0;
+  if (distance >= 8) {
+    for (; i + 8 <= n; i += 8) {
+      std::uint8_t piece[8];
+      for (int k = 0; k < 8; ++k) piece[k] = from[i + k];
+      for (int k = 0; k < 8; ++k) to[i + k] = piece[k];
+    }
+  }
+  for (; i < n; ++i) to[i] = from[i];
+}
+
+// Copies n bytes rounded up to whole 8-byte pieces: up to 7 bytes past n are read and written.
+// Callers check that both stay inside their buffers and that the extra bytes written hold nothing
+// yet (output still to come), and that the source runs at least 8 bytes from the destination.
+ZD_HOST_DEVICE inline void copy_wild(std::uint8_t* to, const std::uint8_t* from, std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; i += 8) {
+    std::uint8_t piece[8];
+    for (int k = 0; k < 8; ++k) piece[k] = from[i + k];
+    for (int k = 0; k < 8; ++k) to[i + k] = piece[k];
+  }
+}
+
+// A match: n bytes from `offset` bytes back; `room` is how many bytes after `to` may be written
+// (n of them and, when 8 more fit, scratch bytes past them). A short offset repeats a pattern of
+// that period, so after the first bytes any multiple of the offset that is 8 or more reads the
+// same bytes: the rest copies eight at a time from that far back.
+ZD_HOST_DEVICE inline void copy_match(std::uint8_t* to, std::uint64_t offset, std::uint64_t n, std::uint64_t room) {
+  const bool wild = room >= n + 8;
+  if (offset >= 8) {
+    if (wild) {
+      copy_wild(to, to - offset, n);
+    } else {
+      copy_forward(to, to - offset, n, offset);
+    }
+    return;
+  }
+  const std::uint64_t period = offset * ((8 + offset - 1) / offset);  // 8 or more
+  const std::uint64_t head = n < period ? n : period;
+  const std::uint8_t* from = to - offset;
+  for (std::uint64_t i = 0; i < head; ++i) to[i] = from[i];
+  if (wild) {
+    copy_wild(to + head, to + head - period, n - head);
+  } else {
+    copy_forward(to + head, to + head - period, n - head, period);
+  }
+}
+
 }  // namespace sequences_detail
+
+ZD_HOST_DEVICE inline void fill_code_tables(SequenceState& state) {
+  for (std::uint32_t code = 0; code <= kLiteralLengthMaxSymbol; ++code) {
+    std::uint32_t base, extra;
+    sequences_detail::literal_length_code(code, base, extra);
+    state.literal_length_base[code] = base;
+    state.literal_length_extra[code] = static_cast<std::uint8_t>(extra);
+  }
+  for (std::uint32_t code = 0; code <= kMatchLengthMaxSymbol; ++code) {
+    std::uint32_t base, extra;
+    sequences_detail::match_length_code(code, base, extra);
+    state.match_length_base[code] = base;
+    state.match_length_extra[code] = static_cast<std::uint8_t>(extra);
+  }
+}
 
 // Decodes the sequences section (`size` bytes at src, the rest of the block) and executes it:
 // the block's output goes to out + produced, which advances. Literals not used by the sequences
@@ -180,12 +254,12 @@ ZD_HOST_DEVICE inline DecodeStatus decode_sequences(const std::uint8_t* src, std
       if (bits.overrun()) return DecodeStatus::corrupt;
       // Extra bits in the format's order: offset, match length, literal length.
       const std::uint32_t of_code = of_table[of_state].symbol;
-      std::uint32_t ml_base, ml_extra, ll_base, ll_extra;
-      match_length_code(ml_table[ml_state].symbol, ml_base, ml_extra);
-      literal_length_code(ll_table[ll_state].symbol, ll_base, ll_extra);
+      const std::uint32_t ml_code = ml_table[ml_state].symbol;
+      const std::uint32_t ll_code = ll_table[ll_state].symbol;
       const std::uint64_t offset_value = (std::uint64_t{1} << of_code) + bits.read(of_code);
-      const std::uint64_t match_length = ml_base + bits.read(ml_extra);
-      const std::uint64_t literal_length = ll_base + bits.read(ll_extra);
+      const std::uint64_t match_length = state.match_length_base[ml_code] + bits.read(state.match_length_extra[ml_code]);
+      const std::uint64_t literal_length =
+          state.literal_length_base[ll_code] + bits.read(state.literal_length_extra[ll_code]);
 
       // Offset values 1-3 name a repeat offset (shifted by one when there are no literals);
       // larger ones are a new offset, value - 3.
@@ -216,14 +290,21 @@ ZD_HOST_DEVICE inline DecodeStatus decode_sequences(const std::uint8_t* src, std
       // Literals, then the match. The literals still to come must fit after the match, which
       // also keeps the write position below them when they sit at the output's end.
       if (literal_length > lit_left) return DecodeStatus::corrupt;
-      for (std::uint64_t i = 0; i < literal_length; ++i) out[op + i] = lit[i];
+      // Whole 8-byte pieces where 8 more literals remain to read and 8 more output bytes to write.
+      const std::uint64_t distance = literals.in_output ? static_cast<std::uint64_t>(lit - (out + op)) : ~std::uint64_t{0};
+      if (distance >= 8 && lit_left - literal_length >= 8 && out_end - op >= literal_length + 8) {
+        copy_wild(out + op, lit, literal_length);
+      } else {
+        copy_forward(out + op, lit, literal_length, distance);
+      }
       op += literal_length;
       lit += literal_length;
       lit_left -= literal_length;
       if (offset == 0 || offset > op) return DecodeStatus::corrupt;
       if (match_length > out_end - op - lit_left) return DecodeStatus::output_overflow;
-      const std::uint8_t* from = out + op - offset;
-      for (std::uint64_t i = 0; i < match_length; ++i) out[op + i] = from[i];
+      // Past the match lies output still to come, up to the literals not yet copied (when those
+      // sit at the output's end) or the end.
+      copy_match(out + op, offset, match_length, out_end - op - (literals.in_output ? lit_left : 0));
       op += match_length;
     }
     if (!bits.finished()) return DecodeStatus::corrupt;  // a stream ends exactly at its start
