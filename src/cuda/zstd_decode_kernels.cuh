@@ -19,7 +19,7 @@
 namespace zarrdirect::cuda {
 
 // Device scratch each job needs: its frame's tables (Huffman, the three sequence code tables,
-// repeat offsets), about 9.3 KiB. Job i uses scratch + i * kZstdScratchPerJob.
+// repeat offsets, length code tables), 9720 bytes. Job i uses scratch + i * kZstdScratchPerJob.
 constexpr std::uint64_t kZstdScratchPerJob = sizeof(codec::portable::ZstdWorkspace);
 
 // Decodes `count` zstd frames: job i reads the single frame src[src_offset, + src_size) and writes

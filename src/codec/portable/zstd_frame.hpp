@@ -17,7 +17,7 @@
 // offset and length is checked before it is used; nothing is read outside [src, src + src_size)
 // or written outside [dst, dst + content size), and each loop is bounded by the input or output.
 //
-// State: all per-frame state is one ZstdWorkspace (about 9.3 KiB, fixed): the Huffman table, the
+// State: all per-frame state is one ZstdWorkspace (9720 bytes, fixed): the Huffman table, the
 // three sequence tables and the repeat offsets. Decoded Huffman and RLE literals go to the end of
 // the output itself (see zstd_literals.hpp), so no block-sized buffer is needed.
 #pragma once
@@ -38,7 +38,7 @@ constexpr std::uint64_t kZstdBlockMax = 128 * 1024;  // the format's largest blo
 constexpr std::uint64_t kZstdNoLimit = ~std::uint64_t{0};
 
 // The per-frame state a decoder keeps (tables carried from block to block). A GPU thread keeps it
-// in caller-provided scratch: sizeof(ZstdWorkspace) bytes, 4-byte aligned.
+// in caller-provided scratch: sizeof(ZstdWorkspace) bytes (9720), 8-byte aligned.
 struct ZstdWorkspace {
   zstd_detail::HuffmanTable huffman;
   zstd_detail::SequenceState sequences;
