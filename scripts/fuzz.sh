@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 all_targets=(fuzz_v3_metadata fuzz_v2_metadata fuzz_ome fuzz_shard_index fuzz_shard_update fuzz_chunk_decode fuzz_region
-  fuzz_http_response fuzz_portable_decode)
+  fuzz_http_response fuzz_portable_decode fuzz_zstd_portable)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 conformance=${ZARRDIRECT_CONFORMANCE_DIR:-tests/data/conformance}
@@ -25,7 +25,7 @@ cmake --build build-fuzz -j "$jobs" --target "${targets[@]}"
 # ---- Seeds: regenerated each run, so they follow the corpus and the registered codecs ----------
 seeds=.corpus/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{fuzz_v3_metadata,fuzz_v2_metadata,fuzz_ome,fuzz_shard_index,fuzz_shard_update,fuzz_chunk_decode,fuzz_region,fuzz_http_response,fuzz_portable_decode} .corpus/artifacts
+mkdir -p "$seeds"/{fuzz_v3_metadata,fuzz_v2_metadata,fuzz_ome,fuzz_shard_index,fuzz_shard_update,fuzz_chunk_decode,fuzz_region,fuzz_http_response,fuzz_portable_decode,fuzz_zstd_portable} .corpus/artifacts
 seed() {  # seed TARGET NAME < bytes
   cat >"$seeds/$1/$2"
 }
@@ -135,11 +135,15 @@ printf 'https://user:secret@example.org:8443/data/volume.zarr?x=1#f' | seed fuzz
 { printf '\x02\x00\x00\x00\x00'; head -c 3000 /dev/zero | tr '\0' 'a'; printf 'abcabcabd0123456789'; } |
   seed fuzz_portable_decode lz4_runs
 { printf '\x03\x00\x00\x00\x05'; seq 1 800 | tr '\n' ' '; } | seed fuzz_portable_decode blosc_shuffled
+# zstd: data the target compresses itself (mode 1; level from byte 4: 0x07 is level 3, 0x17 level
+# 19), unchanged, so mutations start from valid frames.
+{ printf '\x01\x00\x00\x00\x07'; seq 1 3000 | tr '\n' ' '; } | seed fuzz_zstd_portable text_level3
+{ printf '\x01\x00\x00\x00\x17'; head -c 2000 /dev/zero; seq 1 500; } | seed fuzz_zstd_portable runs_level19
 
 # ---- Run ---------------------------------------------------------------------------------------
 declare -A max_len=([fuzz_v3_metadata]=16384 [fuzz_v2_metadata]=16384 [fuzz_ome]=16384
                     [fuzz_shard_index]=65536 [fuzz_shard_update]=65536 [fuzz_chunk_decode]=65536 [fuzz_region]=512
-                    [fuzz_http_response]=4096 [fuzz_portable_decode]=65536)
+                    [fuzz_http_response]=4096 [fuzz_portable_decode]=65536 [fuzz_zstd_portable]=65536)
 export ASAN_OPTIONS="allocator_may_return_null=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 failed=()
