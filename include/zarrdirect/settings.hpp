@@ -41,6 +41,7 @@ enum class IoEngine {
 };
 std::string_view to_string(IoEngine engine);
 IoEngine parse_io_engine(std::string_view text);
+
 // Where device reads decode compressed chunks (host reads always decode on the CPU).
 enum class DecodeSide {
   automatic,  // per codec, from one table (engine/gpu_decode_route.cpp): the GPU where it measured faster

@@ -332,6 +332,8 @@ class ReadJob {
         throw e.with_context(fmt::format("{} (chunk {})", (array_.path / keys[k]).string(), keys[k]));
       }
     }
+  }
+
   // How errors name a chunk (the reader's context), for a sink that reports them later.
   std::string chunk_where(const std::string& key) const {
     return fmt::format("{} (chunk {})", (array_.path / key).string(), key);

@@ -48,6 +48,10 @@ std::string_view to_string(IoEngine engine) {
     case IoEngine::automatic: return "auto";
     case IoEngine::uring: return "uring";
     case IoEngine::threads: return "threads";
+  }
+  return "auto";
+}
+
 std::string_view to_string(DecodeSide side) {
   switch (side) {
     case DecodeSide::automatic: return "auto";
@@ -62,6 +66,8 @@ IoEngine parse_io_engine(std::string_view text) {
   if (text == "uring" || text == "io_uring") return IoEngine::uring;
   if (text == "threads") return IoEngine::threads;
   throw Error(ErrorKind::invalid_argument, fmt::format("I/O engine \"{}\": expected auto, uring or threads", text));
+}
+
 DecodeSide parse_decode_side(std::string_view text) {
   if (text == "auto") return DecodeSide::automatic;
   if (text == "gpu") return DecodeSide::gpu;

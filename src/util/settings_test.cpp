@@ -66,6 +66,8 @@ TEST(Settings, IoEngineNamesAndEnvironment) {
   }
   ScopedEnv engine("ZARRDIRECT_IO", "fast");
   EXPECT_THROW(Settings::from_environment(), Error);
+}
+
 TEST(Settings, DecodeSideNamesAndEnvironment) {
   EXPECT_EQ(Settings{}.decode, DecodeSide::automatic);
   for (auto side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu})
