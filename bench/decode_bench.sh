@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# GPU against CPU decoding of compressed chunks (issue 18), one run: writes a uint16 sample
+# (smooth signal plus noise, 128^3 chunks) uncompressed, then converts it to blosc-lz4 with byte
+# shuffle, numcodecs lz4 and 256^3 shards of 64^3 blosc-lz4 inner chunks, and reads each warm into
+# GPU memory with ZARRDIRECT_DECODE=gpu and =cpu (`zarrdirect bench --decode`), the uncompressed
+# array beside them. Median GB/s of --repeat runs after one warming read, of decoded bytes.
+#
+#   bench/decode_bench.sh [BUILD_DIR] [WORK_DIR] [SHAPE] [REPEAT]
+set -euo pipefail
+build=${1:-build-dev}
+work=${2:-/tmp/zd-decode}
+shape=${3:-1024,1024,1024}
+repeat=${4:-3}
+z="$build/zarrdirect"
+mkdir -p "$work"
+[ -e "$work/raw/zarr.json" ] || "$z" sample "$work/raw" --shape "$shape" --chunks 128,128,128 --codec none > /dev/null
+[ -e "$work/blosc-lz4/zarr.json" ] || "$z" convert "$work/raw" "$work/blosc-lz4" --codec blosc:lz4:5:shuffle -q
+[ -e "$work/lz4/zarr.json" ] || "$z" convert "$work/raw" "$work/lz4" --codec lz4 -q
+[ -e "$work/sharded-blosc-lz4/zarr.json" ] ||
+  "$z" convert "$work/raw" "$work/sharded-blosc-lz4" --codec blosc:lz4:5:shuffle --chunks 64,64,64 --shards 256,256,256 -q
+echo "| array | stored GiB | GPU decode GB/s | CPU decode GB/s | GPU / CPU |"
+echo "|---|---:|---:|---:|---:|"
+rate() { "$z" bench "$1" --device cuda --decode "$2" --repeat "$repeat" --json | python3 -c 'import json,sys; print(f"{json.load(sys.stdin)[\"median_gbps\"]:.2f}")'; }
+for name in raw blosc-lz4 lz4 sharded-blosc-lz4; do
+  stored=$(du -sb "$work/$name" | awk '{printf "%.2f", $1 / 2^30}')
+  "$z" bench "$work/$name" --device cuda --repeat 1 > /dev/null  # warm
+  gpu=$(rate "$work/$name" gpu)
+  cpu=$(rate "$work/$name" cpu)
+  echo "| $name | $stored | $gpu | $cpu | $(python3 -c "print(f'{$gpu / $cpu:.2f}x')") |"
+done
