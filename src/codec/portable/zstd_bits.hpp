@@ -111,12 +111,13 @@ struct BackwardBits {
   // loops; the rare loads are peek_after_refill's.
   ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t peek(std::uint32_t count) {
     const std::int64_t low = pos - static_cast<std::int64_t>(count);
-    if (low < window_low) return peek_after_refill(count);
+    // The window must hold all of [low, pos): a position moved above it (or a first use) refills.
+    if (low < window_low || pos > window_low + 64 || count == 0) return peek_after_refill(count);
     const std::uint64_t word = window >> static_cast<std::uint32_t>(low - window_low);
     return static_cast<std::uint32_t>(word & ((std::uint64_t{1} << count) - 1));
   }
   ZD_HOST_DEVICE std::uint32_t peek_after_refill(std::uint32_t count) {
-    if (pos <= 0) return 0;  // past the start: zeros
+    if (pos <= 0 || count == 0) return 0;  // past the start: zeros
     refill();
     // After a refill the window holds at least 57 bits below pos, or reaches below the start.
     std::int64_t low = pos - static_cast<std::int64_t>(count);
