@@ -20,7 +20,10 @@ mkdir -p "$work"
   "$z" convert "$work/raw" "$work/sharded-blosc-lz4" --codec blosc:lz4:5:shuffle --chunks 64,64,64 --shards 256,256,256 -q
 echo "| array | stored GiB | GPU decode GB/s | CPU decode GB/s | GPU / CPU |"
 echo "|---|---:|---:|---:|---:|"
-rate() { "$z" bench "$1" --device cuda --decode "$2" --repeat "$repeat" --json | python3 -c 'import json,sys; print(f"{json.load(sys.stdin)[\"median_gbps\"]:.2f}")'; }
+rate() {
+  "$z" bench "$1" --device cuda --decode "$2" --repeat "$repeat" --json |
+    python3 -c 'import json, sys; print("%.2f" % json.load(sys.stdin)["median_gbps"])'
+}
 for name in raw blosc-lz4 lz4 sharded-blosc-lz4; do
   stored=$(du -sb "$work/$name" | awk '{printf "%.2f", $1 / 2^30}')
   "$z" bench "$work/$name" --device cuda --repeat 1 > /dev/null  # warm
