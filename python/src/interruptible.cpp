@@ -99,34 +99,8 @@ class HelperThread {
 
 }  // namespace
 
-namespace {
-unsigned long main_thread_ident = 0;  // threading.main_thread().ident, set at the module's import
-}  // namespace
-
-void remember_main_thread() {
-  main_thread_ident = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
-}
-
 void run_interruptible(const std::function<void(const ProgressCallback&)>& body, const py::object& callback,
                        int cuda_device) {
-  // Off the main thread Python never runs signal handlers (PyErr_CheckSignals does nothing
-  // there), so without a progress callable a waiting thread has nothing to do: the read runs on
-  // the calling thread. This spares each read a thread's start and end, which is what Dask's and
-  // data loaders' threads do many times a second (bench/dask_probe.py: 16 threads reading the
-  // 1,024 blocks of 4 MiB of an array into GPU memory).
-  if (callback.is_none() && PyThread_get_thread_ident() != main_thread_ident) {
-    const int previous = cuda_device >= 0 ? current_device() : -1;
-    py::gil_scoped_release release;
-    set_current_device(cuda_device);
-    try {
-      body(ProgressCallback{});
-    } catch (...) {
-      if (previous >= 0) set_current_device(previous);
-      throw;
-    }
-    if (previous >= 0) set_current_device(previous);  // the caller's own device stays current
-    return;
-  }
   auto state = std::make_shared<ReadState>();
   ProgressCallback progress = [state](std::size_t done, std::size_t total) {
     state->done.store(done, std::memory_order_relaxed);

@@ -19,13 +19,7 @@ namespace zarrdirect::python {
 
 // Runs `body` with a ProgressCallback to put in its Settings. `callback` is None or a callable
 // taking (done, total). `cuda_device` (>= 0) is made current on the helper thread first.
-// Called from a thread other than Python's main thread with no callback, the body runs on the
-// calling thread instead (GIL released, `cuda_device` current meanwhile): nothing could
-// interrupt it there, so no helper thread is started.
 // Must be called with the GIL held; returns with it held.
-// Records which thread is Python's main thread; called once, when the module is imported.
-void remember_main_thread();
-
 void run_interruptible(const std::function<void(const ProgressCallback&)>& body, const pybind11::object& callback,
                        int cuda_device);
 

@@ -6,7 +6,6 @@
 #include "convert.hpp"
 #include "zarrdirect/system.hpp"
 #include "errors.hpp"
-#include "interruptible.hpp"
 
 namespace py = pybind11;
 
@@ -16,7 +15,6 @@ PYBIND11_MODULE(_native, module) {
   module.doc() = "zarrdirect's C++ engine (use the zarrdirect package, not this module)";
   module.attr("__version__") = ZARRDIRECT_VERSION;
   register_error_translation();
-  remember_main_thread();
   bind_store_options(module);
   bind_array(module);
   bind_selection(module);

@@ -66,9 +66,8 @@ def test_reads_from_many_threads(path) -> None:
 
 
 def test_reads_off_the_main_thread_raise_fill_out_and_report_progress(path) -> None:
-    """Off the main thread a read without a progress callable runs on the calling thread (no
-    helper thread): its errors, out= and a progress callable (which takes the helper path) work
-    the same there."""
+    """Reads from worker threads (as Dask's and data loaders' are): errors, out= and a progress
+    callable behave as on the main thread."""
     from concurrent.futures import ThreadPoolExecutor
 
     array = zarrdirect.open(path)

@@ -259,7 +259,7 @@ TEST(GpuDecode, CpuSettingAndAutoChooseAsTheTableSays) {
   EXPECT_GT(cpu.chunks_decoded_cpu, 0u);
   ReadStats automatic;
   device_read(c.array, region, shape, with_decode(DecodeSide::automatic), &automatic);
-  EXPECT_GT(automatic.chunks_decoded_gpu, 0u) << "auto: blosc-lz4 on the GPU";
+  EXPECT_EQ(automatic.chunks_decoded_gpu, 0u) << "auto: blosc-lz4 on the CPU until the GPU measures faster";
 }
 
 void overwrite(const std::filesystem::path& file, const std::function<void(std::vector<char>&)>& edit) {

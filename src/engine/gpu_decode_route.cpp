@@ -22,8 +22,10 @@ struct GpuCodecRow {
   bool automatic;
 };
 constexpr GpuCodecRow kGpuCodecTable[] = {
-    {GpuCodec::lz4, "lz4", true, true},
-    {GpuCodec::blosc, "blosc-lz4", true, true},
+    // Not automatic: the first kernels (one thread per lz4 chunk or blosc block) measured 30-80x
+    // slower than the CPU on the H200 (bench/decode_bench.sh; docs/BENCHMARKS.md, session 8).
+    {GpuCodec::lz4, "lz4", true, false},
+    {GpuCodec::blosc, "blosc-lz4", true, false},
     {GpuCodec::zstd, "zstd", false, false},
 };
 
