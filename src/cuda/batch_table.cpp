@@ -18,21 +18,6 @@ std::size_t round_to_entry(std::size_t n) { return (n + alignof(BatchEntry) - 1)
 
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
-// The entry for a plan, when it fits one: at most kBatchMaxRank dims and fewer than 2^31 units
-// (the kernel's 32-bit unit index plus its grid stride stays below 2^32).
-std::optional<BatchEntry> entry_of(const CopyPlan& plan) {
-  if (plan.rank < 1 || plan.rank > kBatchMaxRank || plan.count >= (std::uint64_t{1} << 31)) return std::nullopt;
-  BatchEntry entry;
-  entry.count = static_cast<std::uint32_t>(plan.count);
-  entry.unit = static_cast<std::uint8_t>(plan.unit);
-  entry.rank = static_cast<std::uint8_t>(plan.rank);
-  for (int k = 0; k < plan.rank; ++k) {
-    entry.extent[k] = static_cast<std::uint32_t>(plan.dims.extent[k]);
-    entry.src_stride[k] = plan.dims.src_stride[k];
-    entry.dst_stride[k] = plan.dims.dst_stride[k];
-  }
-  return entry;
-}
 
 template <typename Unit, int R>
 void place_entry(const BatchEntry& entry, const std::byte* staging) {
@@ -65,6 +50,20 @@ struct Unit16 {
 };
 
 }  // namespace
+
+std::optional<BatchEntry> batch_entry_of(const CopyPlan& plan) {
+  if (plan.rank < 1 || plan.rank > kBatchMaxRank || plan.count >= (std::uint64_t{1} << 31)) return std::nullopt;
+  BatchEntry entry;
+  entry.count = static_cast<std::uint32_t>(plan.count);
+  entry.unit = static_cast<std::uint8_t>(plan.unit);
+  entry.rank = static_cast<std::uint8_t>(plan.rank);
+  for (int k = 0; k < plan.rank; ++k) {
+    entry.extent[k] = static_cast<std::uint32_t>(plan.dims.extent[k]);
+    entry.src_stride[k] = plan.dims.src_stride[k];
+    entry.dst_stride[k] = plan.dims.dst_stride[k];
+  }
+  return entry;
+}
 
 BatchTable::BatchTable(std::size_t capacity) : capacity_(capacity) {}
 
@@ -102,7 +101,7 @@ bool BatchTable::add_copy(std::size_t chunk_offset, std::size_t chunk_bytes, con
   // The staging (pinned on the host, cudaMalloc'ed on the device) starts page-aligned, so the
   // offset stands for the source origin's alignment.
   const BoxPlan plan = plan_box_copy(box, dest, src_offset, address(dst));
-  auto entry = entry_of(plan.plan);
+  auto entry = batch_entry_of(plan.plan);
   if (!entry) return false;
   entry->src_offset = src_offset;
   entry->dst = address(dst);
@@ -118,7 +117,7 @@ BatchTable::Added BatchTable::add_fill(const ChunkBox& box, const DestinationLay
   const std::byte* dst = dest.address_of(box.offset_in_dest);
   std::array<std::byte, 16> unit{};
   const BoxPlan plan = plan_box_fill(box, dest, fill, address(dst), unit);
-  auto entry = entry_of(plan.plan);
+  auto entry = batch_entry_of(plan.plan);
   if (!entry) return Added::alone;
   entry->fill = 1;
   entry->dst = address(dst);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuda/batch_entry.hpp"
+#include "cuda/copy_plan_types.hpp"
 #include "util/geometry.hpp"
 
 namespace zarrdirect::cuda {
@@ -72,6 +73,11 @@ class BatchTable {
   std::uint32_t max_units_ = 0;
   std::vector<BatchEntry> entries_;
 };
+
+// The entry (count, unit, rank, extents and strides; offsets left 0) for a plan, when it fits
+// one: at most kBatchMaxRank dims and fewer than 2^31 units (the kernel's 32-bit unit index plus
+// its grid stride stays below 2^32).
+std::optional<BatchEntry> batch_entry_of(const CopyPlan& plan);
 
 // Applies `entries` on the host: what the batch kernel does on the device, with destination
 // addresses in host memory and `staging` the batch's staging.

@@ -24,24 +24,6 @@ constexpr std::size_t kMaxStoredForOneChunk = std::size_t{256} << 20;
 std::size_t round_up(std::size_t n, std::size_t to) { return (std::max<std::size_t>(n, 1) + to - 1) / to * to; }
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
-// The entry for a plan when one fits (as batch_table.cpp: at most kBatchMaxRank dims, fewer than
-// 2^31 units).
-bool entry_of(const CopyPlan& plan, std::uint64_t src_offset, std::byte* dst, BatchEntry& entry) {
-  if (plan.rank < 1 || plan.rank > kBatchMaxRank || plan.count >= (std::uint64_t{1} << 31)) return false;
-  entry = BatchEntry{};
-  entry.src_offset = src_offset;
-  entry.dst = address(dst);
-  entry.count = static_cast<std::uint32_t>(plan.count);
-  entry.unit = static_cast<std::uint8_t>(plan.unit);
-  entry.rank = static_cast<std::uint8_t>(plan.rank);
-  for (int k = 0; k < plan.rank; ++k) {
-    entry.extent[k] = static_cast<std::uint32_t>(plan.dims.extent[k]);
-    entry.src_stride[k] = plan.dims.src_stride[k];
-    entry.dst_stride[k] = plan.dims.dst_stride[k];
-  }
-  return true;
-}
-
 }  // namespace
 
 void GpuDecodeSink::DeviceBuffer::reserve(std::size_t nbytes) {
@@ -211,10 +193,11 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
     std::byte* dst = dest.address_of(box.offset_in_dest);
     // The decode buffer starts 256-byte aligned (cudaMalloc), so offsets stand for addresses.
     const StoredBoxPlan plan = plan_stored_box_copy(box, dest, layout_, decoded_at, address(dst));
-    BatchEntry entry;
-    if (entry_of(plan.plan, decoded_at + plan.src_offset, dst, entry)) {
-      batch.entries.push_back(entry);
-      batch.max_units = std::max(batch.max_units, entry.count);
+    if (auto entry = batch_entry_of(plan.plan)) {
+      entry->src_offset = decoded_at + plan.src_offset;
+      entry->dst = address(dst);
+      batch.entries.push_back(*entry);
+      batch.max_units = std::max(batch.max_units, entry->count);
     } else {
       batch.alone.push_back({plan.plan, {decoded_at + plan.src_offset, dst}});
     }
