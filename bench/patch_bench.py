@@ -6,13 +6,23 @@ Writes the test volumes with `zarrdirect sample` (uint16, a smooth signal plus n
 
   zd_one_by_one        arr.cuda[...] one after another
   zd_threads16         16 Python threads each calling arr.cuda[...]
-  zd_read_many         arr.read_many(all patches, device, stack=True), no cache
-  zd_read_many_cache   the same with the handle's cache warm (--cache-gib, filled by one whole read)
+  zd_read_many         arr.read_many(all patches, device, stack=True), no cache: on the GPU each
+                       chunk's needed part is staged once and placed into every patch by the batch
+                       kernel (upload once)
+  zd_read_many_gather  the same with ZARRDIRECT_DEVICE_BATCH=0: each patch gathered in pinned host
+                       memory and copied up (the path before upload-once placement), for comparison
+  zd_read_many_cache   the same with the handle's host cache warm (--cache-gib, filled by one whole read)
+  zd_read_many_devcache  the same with the handle's device cache warm (--device-cache-gib, GPU
+                       memory, filled by reading every chunk once into the GPU): a device-to-device
+                       gather, no host round trip (cuda only)
   zd_dataset           zarrdirect.torch.PatchDataset batches (--batch) with a dummy model step,
                        and zd_dataset_vs_read_many (its rate over read_many's of the same batch size)
   ts_sequential        tensorstore, one read after another (then to the device)
   ts_futures           tensorstore, every read issued at once as futures
   ts_futures_cache     the same with a --cache-gib cache pool, warm (filled by one whole read)
+
+Each zarrdirect rate has a `..._vs_ts_futures` column beside it: its rate over tensorstore's
+futures (the cache columns over ts_futures_cache).
 
     python3 bench/patch_bench.py --build build --work /tmp/zd-patches --out patches.md
     python3 bench/patch_bench.py --device cpu --shape 256,256,256 --patches 100 --patch 32   # small, host
@@ -24,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -102,12 +113,43 @@ def bench_zarrdirect(path, regions, args, row):
     with ThreadPoolExecutor(16) as pool:
         row["zd_threads16"] = rate(n, timed(lambda: list(pool.map(lambda r: read_one(arr, r), regions)), args.repeat))
     row["zd_read_many"] = rate(n, timed(lambda: arr.read_many(regions, device=device, stack=True), args.repeat))
+    if device == "cuda":
+        os.environ["ZARRDIRECT_DEVICE_BATCH"] = "0"  # read per call: the host-gather path
+        try:
+            row["zd_read_many_gather"] = rate(n, timed(lambda: arr.read_many(regions, device=device, stack=True),
+                                                       args.repeat))
+        finally:
+            del os.environ["ZARRDIRECT_DEVICE_BATCH"]
     cached = zarrdirect.open(path, cache_bytes=int(args.cache_gib * 2**30))
     cached.read()  # fills the cache (the whole array fits in it at the default sizes)
     fresh = patch_regions(arr.shape, args.patch, n, args.seed + 1)
     row["zd_read_many_cache"] = rate(n, timed(lambda: cached.read_many(fresh, device=device, stack=True), args.repeat))
     row["zd_cache_entries"] = cached.cache_stats()["entries"]
+    del cached
+    if device == "cuda":
+        bench_device_cache(path, n, args, row)
     bench_dataset(path, args, row)
+
+
+def bench_device_cache(path, n, args, row):
+    """read_many with the device cache warm: every chunk read once into the GPU first."""
+    import zarrdirect
+
+    arr = zarrdirect.open(path, device_cache_bytes=int(args.device_cache_gib * 2**30))
+    shape = arr.shape
+    chunks = arr.chunks
+    # One patch per chunk: fills the device cache with every chunk (when it fits).
+    corners = np.stack(np.meshgrid(*[np.arange(0, e, c) for e, c in zip(shape, chunks)], indexing="ij"), -1)
+    whole = [tuple(slice(int(o), min(int(o) + c, e)) for o, c, e in zip(corner, chunks, shape))
+             for corner in corners.reshape(-1, len(shape))]
+    for start in range(0, len(whole), 64):
+        arr.read_many(whole[start:start + 64], device="cuda")
+    fresh = patch_regions(shape, args.patch, n, args.seed + 1)
+    row["zd_read_many_devcache"] = rate(n, timed(lambda: arr.read_many(fresh, device="cuda", stack=True), args.repeat))
+    stats = arr.device_cache_stats()
+    row["zd_devcache_entries"] = stats["entries"]
+    row["zd_devcache_gib"] = round(stats["bytes"] / 2**30, 2)
+    arr.device_cache_bytes = 0  # frees the GPU memory before the next runs
 
 
 def bench_dataset(path, args, row):
@@ -187,6 +229,15 @@ def bench_tensorstore(path, regions, args, row):
     regions[:] = regions_backup
 
 
+def compare(row):
+    """zarrdirect's rates over tensorstore's futures (cached over cached)."""
+    peers = {"zd_read_many": "ts_futures", "zd_read_many_gather": "ts_futures", "zd_dataset": "ts_futures",
+             "zd_read_many_cache": "ts_futures_cache", "zd_read_many_devcache": "ts_futures_cache"}
+    for ours, theirs in peers.items():
+        if isinstance(row.get(ours), (int, float)) and isinstance(row.get(theirs), (int, float)) and row[theirs]:
+            row[f"{ours}_vs_{theirs}"] = round(row[ours] / row[theirs], 2)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, default=Path("build"))
@@ -201,6 +252,7 @@ def main() -> int:
     parser.add_argument("--prefetch", type=int, default=2)
     parser.add_argument("--model-matmuls", type=int, default=4, help="size of the dummy model step")
     parser.add_argument("--cache-gib", type=float, default=8.0)
+    parser.add_argument("--device-cache-gib", type=float, default=8.0, help="device cache (GPU memory)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -223,6 +275,7 @@ def main() -> int:
         row = {"array": name, "shape": args.shape, "patch": args.patch, "patches": args.patches, "device": args.device}
         bench_zarrdirect(path, regions, args, row)
         bench_tensorstore(path, regions, args, row)
+        compare(row)
         table.append(row)
         print(json.dumps(row), flush=True)
     columns = sorted({key for row in table for key in row}, key=lambda k: (k not in ("array", "shape", "patch"), k))

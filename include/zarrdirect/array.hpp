@@ -321,6 +321,17 @@ class Array {
   void set_cache_bytes(std::size_t bytes) const;
   CacheStats cache_stats() const;
 
+  // --- The device cache of this handle: decoded chunks kept in GPU memory (the device of the read
+  // that decoded them) for reads into CUDA memory, so that a region of cached chunks is gathered
+  // device to device with no host round trip. The same policy as the host cache (bounded by
+  // bytes, least recently used out, fstat-checked at every use, dropped by writes through the
+  // handle). Works beside the host cache or alone: a chunk missing from both is read, decoded on
+  // the host and uploaded once. Entries of another device are misses. 0 turns it off and frees
+  // the GPU memory. Also Settings::device_cache_bytes / ZARRDIRECT_DEVICE_CACHE_MB. Safe from any
+  // thread.
+  void set_device_cache_bytes(std::size_t bytes) const;
+  CacheStats device_cache_stats() const;
+
   // Writes `source` (the shape of `region`; empty region: the whole array) into the array.
   // Chunks the region covers are encoded and replaced; chunks (or shards) it covers in part are
   // read, merged and rewritten under a lock on their key, so threads and processes writing

@@ -3,8 +3,8 @@
 // Defaults come from measurements on the GPU machine (docs/BENCHMARKS.md); every field can be
 // overridden from the environment (ZARRDIRECT_THREADS, ZARRDIRECT_STAGING_MB,
 // ZARRDIRECT_SLOTS_PER_THREAD, ZARRDIRECT_O_DIRECT, ZARRDIRECT_IO_PATH,
-// ZARRDIRECT_MEMORY_LIMIT_MB, ZARRDIRECT_CACHE_MB, ZARRDIRECT_DEVICE_BATCH, ZARRDIRECT_IO,
-// ZARRDIRECT_DECODE), the CLI and the APIs.
+// ZARRDIRECT_MEMORY_LIMIT_MB, ZARRDIRECT_CACHE_MB, ZARRDIRECT_DEVICE_CACHE_MB,
+// ZARRDIRECT_DEVICE_BATCH, ZARRDIRECT_IO, ZARRDIRECT_DECODE), the CLI and the APIs.
 //
 // Memory of a read. Besides the result, a read holds per thread one decoded chunk, its stored
 // bytes and the codec chain's scratch, plus (sharded arrays) each shard's index and a bounded
@@ -77,6 +77,10 @@ struct Settings {
   // with a non-zero value enables the handle's cache, growing it to at least this many bytes.
   // 0 (the default) leaves the handle's cache as it is (off unless set there).
   std::size_t cache_bytes = 0;
+  // Decoded-chunk cache in GPU memory of the same handle (Array::set_device_cache_bytes), used by
+  // reads into CUDA memory: a non-zero value enables it, growing it to at least this many bytes.
+  // 0 (the default) leaves it as it is. Also ZARRDIRECT_DEVICE_CACHE_MB.
+  std::size_t device_cache_bytes = 0;
 
   // The defaults with ZARRDIRECT_* environment variables applied.
   static Settings from_environment();

@@ -161,8 +161,7 @@ ReadFuture read_many_async(const Array& array, const std::vector<Pairs>& pairs, 
   return ReadFuture(std::move(handle), std::move(convert));
 }
 
-py::dict cache_stats(const Array& array) {
-  CacheStats stats = array.cache_stats();
+py::dict stats_dict(const CacheStats& stats) {
   py::dict d;
   d["capacity_bytes"] = stats.capacity_bytes;
   d["bytes"] = stats.bytes;
@@ -173,6 +172,9 @@ py::dict cache_stats(const Array& array) {
   d["invalidations"] = stats.invalidations;
   return d;
 }
+
+py::dict cache_stats(const Array& array) { return stats_dict(array.cache_stats()); }
+py::dict device_cache_stats(const Array& array) { return stats_dict(array.device_cache_stats()); }
 
 }  // namespace
 
@@ -189,6 +191,9 @@ void bind_many(py::module_& module) {
   module.def("set_cache_bytes", [](const Array& self, std::size_t bytes) { self.set_cache_bytes(bytes); },
              py::arg("array"), py::arg("bytes"));
   module.def("cache_stats", &cache_stats, py::arg("array"));
+  module.def("set_device_cache_bytes", [](const Array& self, std::size_t bytes) { self.set_device_cache_bytes(bytes); },
+             py::arg("array"), py::arg("bytes"));
+  module.def("device_cache_stats", &device_cache_stats, py::arg("array"));
 }
 
 }  // namespace zarrdirect::python

@@ -262,3 +262,46 @@ def test_host_reads_count_cpu_decodes(tmp_path) -> None:
     assert stats["chunks_decoded_gpu"] == 0
     assert stats["chunks_decoded_cpu"] == stats["chunks_total"] == 6
     assert stats["bytes_decoded_cpu"] == 6 * 16 * 16 * 2
+
+
+def test_device_cache_option(tmp_path, volume):
+    path, data = volume
+    array = zarrdirect.open(path, device_cache_bytes=1 << 22)
+    assert array.device_cache_bytes == 1 << 22
+    assert array.cache_bytes == 0  # the host cache is a separate option
+    stats = array.device_cache_stats()
+    assert (stats["capacity_bytes"], stats["entries"], stats["hits"]) == (1 << 22, 0, 0)
+    # Host reads neither use nor fill it.
+    np.testing.assert_array_equal(array[0:16, 0:16, 0:8], data[0:16, 0:16, 0:8])
+    assert array.device_cache_stats()["misses"] == 0
+    array.device_cache_bytes = 0
+    assert array.device_cache_bytes == 0
+    with pytest.raises(zarrdirect.InvalidArgumentError):
+        array.device_cache_bytes = -1
+    sampler = zarrdirect.PatchSampler(path, (4, 4, 4), 2, num_batches=1, device_cache_bytes=1 << 20)
+    assert pickle.loads(pickle.dumps(sampler)).device_cache_bytes == 1 << 20
+    assert sampler.array.device_cache_bytes == 1 << 20
+
+
+@pytest.mark.skipif(not zarrdirect.cuda_available(), reason="no CUDA device")
+def test_device_cache_on_the_gpu(volume):
+    path, data = volume
+    array = zarrdirect.open(path, mode="r+", device_cache_bytes=64 << 20)
+    regions = random_regions(data.shape, 12, 4)
+    for region, result in zip(regions, array.read_many(regions, device="cuda")):
+        np.testing.assert_array_equal(result.get(), data[region])
+    entries = array.device_cache_stats()["entries"]
+    assert entries > 0
+    for region, result in zip(regions, array.read_many(regions, device="cuda")):  # from GPU memory
+        np.testing.assert_array_equal(result.get(), data[region])
+    stats = array.device_cache_stats()
+    assert stats["hits"] >= entries and stats["entries"] == entries
+    np.testing.assert_array_equal(array.cuda[0:16, 0:16, 0:8].get(), data[0:16, 0:16, 0:8])
+    array[0:2, 0:2, 0:2] = 7  # a write through the handle drops its chunk from the device cache too
+    np.testing.assert_array_equal(array.cuda[0:4, 0:4, 0:4].get()[:2, :2, :2], np.full((2, 2, 2), 7))
+    other_writer = zarrdirect.open(path, mode="r+")  # a write through another handle: stale entries missed
+    other_writer[8:10, 8:10, 0:2] = 9
+    np.testing.assert_array_equal(array.cuda[8:10, 8:10, 0:2].get(), np.full((2, 2, 2), 9))
+    assert array.device_cache_stats()["invalidations"] >= 2
+    array.device_cache_bytes = 0
+    assert array.device_cache_stats()["bytes"] == 0

@@ -354,6 +354,25 @@ class Array:
         """The cache's counters: capacity_bytes, bytes, entries, hits, misses, evictions, invalidations."""
         return dict(_native.cache_stats(self._native))
 
+    @property
+    def device_cache_bytes(self) -> int:
+        """Capacity of this handle's device cache: decoded chunks kept in GPU memory for reads
+        into CUDA memory (``arr.cuda[...]``, ``read_many(..., device="cuda")``, PatchSampler), so
+        patches of cached chunks are gathered on the GPU with no host round trip (0: off, the
+        default). The same policy as :attr:`cache_bytes` (LRU by bytes, never stale); the two
+        work alone or together. Also ZARRDIRECT_DEVICE_CACHE_MB."""
+        return int(_native.device_cache_stats(self._native)["capacity_bytes"])
+
+    @device_cache_bytes.setter
+    def device_cache_bytes(self, nbytes: int) -> None:
+        from ._many import set_device_cache_bytes
+
+        set_device_cache_bytes(self, nbytes)
+
+    def device_cache_stats(self) -> dict:
+        """The device cache's counters, as :meth:`cache_stats`."""
+        return dict(_native.device_cache_stats(self._native))
+
     def __getitem__(self, key: Any) -> Any:
         """NumPy-style basic indexing into host memory: ints, slices (steps too, negative
         included), ``...``, None. Only the chunks holding a selected element are read."""

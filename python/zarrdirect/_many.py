@@ -65,6 +65,12 @@ def set_cache_bytes(array: Any, nbytes: Any) -> None:
     _native.set_cache_bytes(array._native, nbytes)
 
 
+def set_device_cache_bytes(array: Any, nbytes: Any) -> None:
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+        raise InvalidArgumentError(f"device_cache_bytes must be a non-negative integer, not {nbytes!r}")
+    _native.set_device_cache_bytes(array._native, nbytes)
+
+
 class ReadFuture:
     """A read running in the background (``arr.read_async``, ``arr.read_many_async``).
 

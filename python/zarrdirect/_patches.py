@@ -37,13 +37,15 @@ class PatchSampler:
     device: "cpu" (NumPy batches) or "cuda"/"cuda:N" (DeviceArray batches).
     prefetch: batches read ahead in the background (0: read each when asked for).
     cache_bytes: the decoded-chunk cache of the sampler's array handle (0: off).
+    device_cache_bytes: its device cache (decoded chunks in GPU memory, for "cuda" batches: a
+        patch of cached chunks is gathered on the GPU; 0: off).
     with_corners: yield (batch, corners) with corners an int64 array [batch, ndim].
     """
 
     def __init__(self, path: Any, patch_shape: Sequence[int], batch_size: int, *,
                  patches: Sequence[Sequence[int]] | None = None, num_batches: int | None = None, seed: int = 0,
                  device: Any = "cpu", prefetch: int = 2, cache_bytes: int = 0, threads: int | None = None,
-                 drop_last: bool = False, with_corners: bool = False) -> None:
+                 drop_last: bool = False, with_corners: bool = False, device_cache_bytes: int = 0) -> None:
         import os
 
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -59,6 +61,7 @@ class PatchSampler:
         self.device = str(device)
         self.prefetch = prefetch
         self.cache_bytes = cache_bytes
+        self.device_cache_bytes = device_cache_bytes
         self.threads = threads
         self.drop_last = drop_last
         self.with_corners = with_corners
@@ -81,7 +84,8 @@ class PatchSampler:
         if self._array is None:
             from ._write import open as open_array
 
-            array = open_array(self.path, cache_bytes=self.cache_bytes or None)
+            array = open_array(self.path, cache_bytes=self.cache_bytes or None,
+                               device_cache_bytes=self.device_cache_bytes or None)
             if len(self.patch_shape) != array.ndim:
                 raise InvalidArgumentError(f"patch_shape {self.patch_shape} has {len(self.patch_shape)} dimensions, "
                                            f"the array {array.ndim}")

@@ -187,11 +187,12 @@ def _reopen_writable(path: str, writable: bool, storage_options: dict | None = N
 
 
 def open(path: str | os.PathLike, mode: str = "r", *, cache_bytes: int | None = None,  # noqa: A001
-         storage_options: dict | None = None) -> WritableArray:
+         storage_options: dict | None = None, device_cache_bytes: int | None = None) -> WritableArray:
     """Opens the Zarr array in folder `path` (or at an http(s):// URL, read only): mode "r" (read
     only, the default) or "r+" (read and write). Groups are refused with a hint, as for reading.
     `cache_bytes`: turn on the handle's decoded-chunk cache with this capacity
-    (Array.cache_bytes). `storage_options`: for URLs, headers, bearer token, concurrency and
+    (Array.cache_bytes); `device_cache_bytes`: the same in GPU memory for reads into CUDA memory
+    (Array.device_cache_bytes). `storage_options`: for URLs, headers, bearer token, concurrency and
     retries (see zarrdirect._storage.KEYS)."""
     if mode not in ("r", "r+"):
         raise InvalidArgumentError(f"mode must be 'r' or 'r+', not {mode!r} (use zarrdirect.create for new arrays)")
@@ -199,6 +200,8 @@ def open(path: str | os.PathLike, mode: str = "r", *, cache_bytes: int | None = 
     opened = WritableArray(array._native, mode == "r+", array._storage_options)
     if cache_bytes is not None:
         opened.cache_bytes = cache_bytes
+    if device_cache_bytes is not None:
+        opened.device_cache_bytes = device_cache_bytes
     return opened
 
 

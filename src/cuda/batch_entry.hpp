@@ -17,13 +17,15 @@ namespace zarrdirect::cuda {
 inline constexpr int kBatchMaxRank = 4;
 
 struct BatchEntry {
-  std::uint64_t src_offset = 0;  // bytes from the start of the batch's staging to the box's first unit
+  // Bytes from the start of the batch's staging to the box's first unit; with `src_absolute`, the
+  // box's first unit's address itself (a chunk already in device memory: the device cache).
+  std::uint64_t src_offset = 0;
   std::uint64_t dst = 0;         // address of the box's first unit in the destination
   std::uint32_t count = 0;       // units to write: the product of the extents
   std::uint8_t unit = 1;         // bytes per unit: 1, 2, 4, 8 or 16
   std::uint8_t rank = 1;         // 1..kBatchMaxRank
   std::uint8_t fill = 0;         // 1: write `value` (no source)
-  std::uint8_t reserved = 0;
+  std::uint8_t src_absolute = 0;  // 1: src_offset is an address, not an offset into the staging
   std::uint32_t extent[kBatchMaxRank] = {};    // outer to inner
   std::int64_t src_stride[kBatchMaxRank] = {}; // in units
   std::int64_t dst_stride[kBatchMaxRank] = {}; // in units

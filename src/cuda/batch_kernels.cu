@@ -19,7 +19,9 @@ constexpr std::uint32_t kMaxBlocksPerEntry = 64;
 template <typename Unit, int R>
 __device__ void place_units(const BatchEntry& entry, const std::byte* __restrict__ staging) {
   Unit* __restrict__ dst = reinterpret_cast<Unit*>(static_cast<std::uintptr_t>(entry.dst));
-  const Unit* __restrict__ src = reinterpret_cast<const Unit*>(staging + entry.src_offset);
+  const std::byte* origin = entry.src_absolute ? reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(entry.src_offset))
+                                               : staging + entry.src_offset;
+  const Unit* __restrict__ src = reinterpret_cast<const Unit*>(origin);
   const std::uint32_t step = gridDim.x * blockDim.x;
   if (entry.fill) {
     Unit value;

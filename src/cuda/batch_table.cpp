@@ -22,7 +22,8 @@ std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(
 template <typename Unit, int R>
 void place_entry(const BatchEntry& entry, const std::byte* staging) {
   auto* dst = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(entry.dst));
-  const std::byte* src = staging + entry.src_offset;
+  const std::byte* src = entry.src_absolute ? reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(entry.src_offset))
+                                            : staging + entry.src_offset;
   for (std::uint32_t i = 0; i < entry.count; ++i) {
     std::int64_t s = 0;
     std::int64_t d = 0;
@@ -73,12 +74,13 @@ bool BatchTable::room_for(std::size_t data_end, std::size_t entries) const {
 
 std::size_t BatchTable::table_offset() const { return round_to_entry(data_end_); }
 
-std::optional<std::size_t> BatchTable::reserve(std::size_t nbytes) {
+std::optional<std::size_t> BatchTable::reserve(std::size_t nbytes, std::size_t entries) {
   const std::size_t offset = data_end_;
-  const std::size_t end = offset + round_to_page(nbytes);
-  if (end < offset || !room_for(end, entries_.size() + pending_ + 1)) return std::nullopt;
+  const std::size_t end = nbytes == 0 ? offset : offset + round_to_page(nbytes);
+  const std::size_t wanted = entries_.size() + pending_ + entries;
+  if (end < offset || wanted < entries || !room_for(end, wanted)) return std::nullopt;
   data_end_ = end;
-  ++pending_;
+  pending_ += entries;
   return offset;
 }
 
@@ -88,15 +90,18 @@ void BatchTable::add_entry(const BatchEntry& entry) {
 }
 
 bool BatchTable::add_copy(std::size_t chunk_offset, std::size_t chunk_bytes, const ChunkBox& box,
-                          const DestinationLayout& dest) {
+                          const DestinationLayout& dest, std::size_t chunk_first_byte) {
   if (pending_ > 0) --pending_;
   if (box.num_elements() == 0) return true;
   const ChunkRange range = chunk_range(box, dest.element_size);
-  if (range.first_byte + range.nbytes > chunk_bytes || chunk_offset + chunk_bytes > data_end_)
+  if (range.first_byte < chunk_first_byte || range.first_byte - chunk_first_byte + range.nbytes > chunk_bytes ||
+      chunk_offset + chunk_bytes > data_end_ || chunk_offset + chunk_bytes < chunk_offset)
     throw Error(ErrorKind::invalid_argument,
-                fmt::format("batch: box needs {} chunk bytes at offset {}, the chunk holds {} of a {} byte batch",
-                            range.first_byte + range.nbytes, chunk_offset, chunk_bytes, data_end_));
-  const std::size_t src_offset = chunk_offset + range.first_byte;
+                fmt::format("batch: box needs chunk bytes [{}, {}), the staging at offset {} holds [{}, {}) of a {} "
+                            "byte batch",
+                            range.first_byte, range.first_byte + range.nbytes, chunk_offset, chunk_first_byte,
+                            chunk_first_byte + chunk_bytes, data_end_));
+  const std::size_t src_offset = chunk_offset + (range.first_byte - chunk_first_byte);
   const std::byte* dst = dest.address_of(box.offset_in_dest);
   // The staging (pinned on the host, cudaMalloc'ed on the device) starts page-aligned, so the
   // offset stands for the source origin's alignment.
@@ -104,6 +109,27 @@ bool BatchTable::add_copy(std::size_t chunk_offset, std::size_t chunk_bytes, con
   auto entry = batch_entry_of(plan.plan);
   if (!entry) return false;
   entry->src_offset = src_offset;
+  entry->dst = address(dst);
+  add_entry(*entry);
+  return true;
+}
+
+bool BatchTable::add_copy_absolute(const std::byte* chunk, std::size_t chunk_bytes, const ChunkBox& box,
+                                   const DestinationLayout& dest) {
+  if (pending_ > 0) --pending_;
+  if (box.num_elements() == 0) return true;
+  const ChunkRange range = chunk_range(box, dest.element_size);
+  if (range.first_byte + range.nbytes > chunk_bytes)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("batch: box needs {} chunk bytes, the cached chunk holds {}", range.first_byte + range.nbytes,
+                            chunk_bytes));
+  const std::uintptr_t source = address(chunk) + range.first_byte;
+  const std::byte* dst = dest.address_of(box.offset_in_dest);
+  const BoxPlan plan = plan_box_copy(box, dest, source, address(dst));
+  auto entry = entry_of(plan.plan);
+  if (!entry) return false;
+  entry->src_offset = source;
+  entry->src_absolute = 1;
   entry->dst = address(dst);
   add_entry(*entry);
   return true;

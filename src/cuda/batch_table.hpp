@@ -31,17 +31,26 @@ class BatchTable {
   // A batch whose staging holds `capacity` bytes, chunks and table together.
   explicit BatchTable(std::size_t capacity);
 
-  // Room for a chunk of `nbytes` (rounded up to a page) and its entry: the chunk's offset in the
-  // staging, or nothing when the batch has no room left for it (an empty batch: the chunk is
-  // larger than the staging, and must be placed alone). Every reservation is expected to be
-  // followed by add_copy() for it, or its entry room stays unused.
-  std::optional<std::size_t> reserve(std::size_t nbytes);
+  // Room for a chunk of `nbytes` (rounded up to a page) and `entries` entries: the chunk's offset
+  // in the staging, or nothing when the batch has no room left for it (an empty batch: the chunk
+  // is larger than the staging, and must be placed alone). `nbytes` 0 reserves entries only (for
+  // add_copy_absolute). Every reserved entry is expected to be used by add_copy() or
+  // add_copy_absolute(), or its room stays unused.
+  std::optional<std::size_t> reserve(std::size_t nbytes, std::size_t entries = 1);
 
-  // An entry copying `box` from the C-order chunk of `chunk_bytes` reserved at `chunk_offset`
-  // into `dest`. False when the planner leaves the box with more than kBatchMaxRank dims or 2^31
-  // units or more: the caller places it alone (its bytes are still uploaded with the batch).
-  // Throws Error(invalid_argument) when the box needs more bytes than the chunk has.
-  bool add_copy(std::size_t chunk_offset, std::size_t chunk_bytes, const ChunkBox& box, const DestinationLayout& dest);
+  // An entry copying `box` from the C-order chunk reserved at `chunk_offset` into `dest`. The
+  // reservation holds `chunk_bytes` bytes of the chunk starting at its byte `chunk_first_byte`
+  // (all of it by default; a part when only that part is staged). False when the planner leaves
+  // the box with more than kBatchMaxRank dims or 2^31 units or more: the caller places it alone
+  // (its bytes are still uploaded with the batch). Throws Error(invalid_argument) when the box
+  // needs bytes outside the part held.
+  bool add_copy(std::size_t chunk_offset, std::size_t chunk_bytes, const ChunkBox& box, const DestinationLayout& dest,
+                std::size_t chunk_first_byte = 0);
+
+  // The same from a whole C-order chunk of `chunk_bytes` already in device memory at `chunk`
+  // (the device cache): the entry names that address instead of an offset into the staging.
+  bool add_copy_absolute(const std::byte* chunk, std::size_t chunk_bytes, const ChunkBox& box,
+                         const DestinationLayout& dest);
 
   enum class Added { yes, full, alone };
   // An entry writing `fill` (one element) over `box`: yes; full when the table has no room (flush

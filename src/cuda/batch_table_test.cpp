@@ -127,6 +127,75 @@ TEST(BatchTable, EntryOfAnEdgeBoxStartsAtItsFirstElement) {
   EXPECT_THROW(table.add_copy(0, 8, test::make_box({4, 4}, {1, 2}, {2, 2}, {0, 0}), dest), Error);
 }
 
+TEST(BatchTable, AReservationHoldsRoomForTheEntriesItAnnounces) {
+  // Two pages and four entries: a chunk for three regions fits once, not twice.
+  BatchTable table(2 * 4096 + 4 * kEntry);
+  EXPECT_EQ(table.reserve(4096, 3), std::optional<std::size_t>(0));
+  EXPECT_FALSE(table.reserve(4096, 3).has_value());
+  EXPECT_TRUE(table.reserve(4096, 1).has_value());
+  // Entries only (a chunk already on the device): no staging bytes taken.
+  BatchTable entries_only(4096 + 3 * kEntry);
+  EXPECT_EQ(entries_only.reserve(0, 2), std::optional<std::size_t>(0));
+  EXPECT_TRUE(entries_only.empty());  // no bytes, no entries yet
+  EXPECT_EQ(entries_only.reserve(100), std::optional<std::size_t>(0));
+  EXPECT_FALSE(entries_only.reserve(0, 1).has_value());
+}
+
+TEST(BatchTable, APartOfAChunkIsAddressedFromWhereThePartStarts) {
+  // Bytes [32, 96) of a 4 x 4 x 8 uint8 chunk are staged at 4096: the box [1, 3) x [0, 4) x [2, 6)
+  // starts 32 + 2 bytes into the chunk, 2 bytes into the part.
+  BatchTable table(1 << 20);
+  ASSERT_EQ(table.reserve(4096), std::optional<std::size_t>(0));
+  ASSERT_EQ(table.reserve(64), std::optional<std::size_t>(4096));
+  const auto dest = c_order({2, 4, 4}, 1);
+  const ChunkBox box = test::make_box({4, 4, 8}, {1, 0, 2}, {2, 4, 4}, {0, 0, 0});
+  ASSERT_TRUE(table.add_copy(4096, 64, box, dest, 32));
+  EXPECT_EQ(table.entries()[0].src_offset, 4096u + 2);
+  EXPECT_EQ(table.entries()[0].src_absolute, 0);
+  // A part that starts after the box, or ends before its last byte, is an error.
+  EXPECT_THROW(table.add_copy(4096, 64, box, dest, 40), Error);
+  EXPECT_THROW(table.add_copy(4096, 60, box, dest, 32), Error);
+  // Applied on the host: the part's bytes land where the whole chunk's would.
+  std::vector<std::uint8_t> chunk(128);
+  for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<std::uint8_t>(i);
+  std::vector<std::byte> staging(8192);
+  std::memcpy(staging.data() + 4096, chunk.data() + 32, 64);
+  std::vector<std::uint8_t> out(32, 0);
+  BatchTable real(1 << 20);
+  ASSERT_TRUE(real.reserve(4096).has_value());
+  ASSERT_TRUE(real.reserve(64).has_value());
+  ASSERT_TRUE(real.add_copy(4096, 64, box, DestinationLayout::contiguous(reinterpret_cast<std::byte*>(out.data()),
+                                                                          std::vector<std::uint64_t>{2, 4, 4}, 1),
+                            32));
+  place_batch_on_host(real.entries(), staging.data());
+  for (std::uint64_t i = 0; i < 2; ++i)
+    for (std::uint64_t j = 0; j < 4; ++j)
+      for (std::uint64_t k = 0; k < 4; ++k)
+        EXPECT_EQ(out[(i * 4 + j) * 4 + k], chunk[((i + 1) * 4 + j) * 8 + k + 2]) << i << j << k;
+}
+
+TEST(BatchTable, AnAbsoluteEntryReadsFromTheChunksOwnAddress) {
+  // A chunk outside the staging (the device cache; host memory here) placed by the reference.
+  std::vector<std::uint16_t> chunk(4 * 6);
+  for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<std::uint16_t>(1000 + i);
+  std::vector<std::uint16_t> out(3 * 3, 0);
+  BatchTable table(1 << 16);
+  ASSERT_TRUE(table.reserve(0, 1).has_value());
+  const auto dest =
+      DestinationLayout::contiguous(reinterpret_cast<std::byte*>(out.data()), std::vector<std::uint64_t>{3, 3}, 2);
+  const ChunkBox box = test::make_box({4, 6}, {1, 2}, {3, 3}, {0, 0});
+  const auto* base = reinterpret_cast<const std::byte*>(chunk.data());
+  ASSERT_TRUE(table.add_copy_absolute(base, chunk.size() * 2, box, dest));
+  EXPECT_EQ(table.entries()[0].src_absolute, 1);
+  EXPECT_EQ(table.entries()[0].src_offset, reinterpret_cast<std::uintptr_t>(base) + 2 * (1 * 6 + 2));
+  EXPECT_EQ(table.upload_bytes(), kEntry);  // nothing staged but the table
+  place_batch_on_host(table.entries(), nullptr);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j) EXPECT_EQ(out[i * 3 + j], chunk[(i + 1) * 6 + j + 2]);
+  // A box past the chunk's end is an error.
+  EXPECT_THROW(table.add_copy_absolute(base, 20, box, dest), Error);
+}
+
 TEST(BatchTable, FillEntryRepeatsTheFillValueInItsUnit) {
   BatchTable table(1 << 20);
   const auto dest = c_order({8, 8}, 2);

@@ -92,8 +92,11 @@ NDArray Array::read(const Region& region, const DeviceSpec& device, const Settin
 }
 
 ReadStats Array::read_into(const Region& region, const Destination& destination, const Settings& settings) const {
-  // With the handle's cache on, reads go through the batch reader, which uses it (read_many.cpp).
-  if (impl_->cache->enabled() || settings.cache_bytes > 0) return read_many_into({region}, {destination}, settings);
+  // With the handle's cache (or, into CUDA memory, its device cache) on, reads go through the
+  // batch reader, which uses them (read_many.cpp).
+  if (impl_->cache->enabled() || settings.cache_bytes > 0 ||
+      (destination.device == Device::cuda && (impl_->device_cache->enabled() || settings.device_cache_bytes > 0)))
+    return read_many_into({region}, {destination}, settings);
   const auto& metadata = impl_->metadata;
   Region resolved = resolve_region(region, metadata.shape);
   auto shape = region_shape(resolved);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/batch_upload.hpp"
+#include "engine/device_placer.hpp"
 #include "engine/read_many.hpp"
 
 namespace zarrdirect {
@@ -72,7 +73,21 @@ ReadStats Array::read_many_into(const std::vector<Region>& regions, const std::v
     stats.bytes_out = total_bytes;
     return stats;
   }
-  // Device: gather every region in one pinned host buffer, region after region, then copy.
+  // Device, placed there: each chunk staged once, placed into every region by the batch kernel
+  // (device_placer.hpp). Settings::device_batch = false, or regions the kernel cannot take, use
+  // the host gather below.
+  bool placeable = settings.device_batch && metadata.rank() <= kPlacerMaxRank;
+  for (std::size_t i = 0; i < work.size() && placeable; ++i)
+    placeable = element_count(region_shape(work[i])) * metadata.dtype.size < kPlacerMaxRegionBytes;
+  if (placeable) {
+    const codec::CodecChain& staged = impl_->sharding ? impl_->sharding->inner_chain() : impl_->chain;
+    auto placer = make_device_placer(layouts, staged.decoded_spec().nbytes(), settings, destinations.front().cuda_stream);
+    stats = run_read_many(*impl_, work, layouts, settings, placer.get());
+    stats.bytes_out = total_bytes;
+    return stats;
+  }
+  // Device, gathered on the host: every region in one pinned host buffer, region after region,
+  // then copied.
   auto batch = acquire_batch_buffer(static_cast<std::size_t>(total_bytes));
   std::vector<DestinationLayout> host_layouts;
   std::byte* cursor = batch.get();
@@ -152,24 +167,30 @@ void Array::set_cache_bytes(std::size_t bytes) const { impl_->cache->set_capacit
 
 CacheStats Array::cache_stats() const { return impl_->cache->stats(); }
 
+void Array::set_device_cache_bytes(std::size_t bytes) const { impl_->device_cache->set_capacity(bytes); }
+
+CacheStats Array::device_cache_stats() const { return impl_->device_cache->stats(); }
+
 CacheInvalidation::~CacheInvalidation() {
-  if (!array_.cache->enabled()) return;
-  try {
-    const auto& metadata = array_.metadata;
-    const Extents chunk_shape = to_extents(metadata.chunk_shape);
-    const GridWindow window = window_over(region_, Extents{}, chunk_shape, metadata.rank());
-    // Past this many chunks, forgetting everything is cheaper than naming each.
-    constexpr std::uint64_t kMostKeys = 4096;
-    if (window.size() > kMostKeys) {
-      array_.cache->clear();
-      return;
+  for (ChunkCache* cache : {array_.cache.get(), array_.device_cache.get()}) {
+    if (!cache->enabled()) continue;
+    try {
+      const auto& metadata = array_.metadata;
+      const Extents chunk_shape = to_extents(metadata.chunk_shape);
+      const GridWindow window = window_over(region_, Extents{}, chunk_shape, metadata.rank());
+      // Past this many chunks, forgetting everything is cheaper than naming each.
+      constexpr std::uint64_t kMostKeys = 4096;
+      if (window.size() > kMostKeys) {
+        cache->clear();
+        continue;
+      }
+      for (std::uint64_t i = 0; i < window.size(); ++i) {
+        const Extents coords = window.cell(i);
+        cache->invalidate(metadata.chunk_key_encoding.key(std::span(coords.data(), metadata.rank())));
+      }
+    } catch (...) {
+      cache->clear();
     }
-    for (std::uint64_t i = 0; i < window.size(); ++i) {
-      const Extents coords = window.cell(i);
-      array_.cache->invalidate(metadata.chunk_key_encoding.key(std::span(coords.data(), metadata.rank())));
-    }
-  } catch (...) {
-    array_.cache->clear();
   }
 }
 

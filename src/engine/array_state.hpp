@@ -21,6 +21,8 @@ struct Array::Impl {
   // Decoded chunks shared by the handle's reads (off until enabled); the pointer is const, the
   // cache is internally synchronized.
   std::unique_ptr<ChunkCache> cache = std::make_unique<ChunkCache>();
+  // The same in GPU memory (Array::set_device_cache_bytes): entries are device chunks.
+  std::unique_ptr<ChunkCache> device_cache = std::make_unique<ChunkCache>();
 
   // The store as a local folder, for writes; Error(unsupported) naming the URL for a remote one.
   const FileStore& file_store() const;

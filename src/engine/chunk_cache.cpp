@@ -30,6 +30,9 @@ FileSignature file_signature(int fd, const std::string& path) {
 
 DecodedChunk::DecodedChunk(std::size_t nbytes) : data(new std::byte[std::max<std::size_t>(nbytes, 1)]), size(nbytes) {}
 
+DecodedChunk::DecodedChunk(std::byte* device_data, std::size_t nbytes, int device_id, void (*release)(std::byte*, int))
+    : data(device_data, ChunkRelease{release, device_id}), size(nbytes), device(device_id) {}
+
 void ChunkCache::set_capacity(std::size_t bytes) {
   std::lock_guard lock(mutex_);
   capacity_.store(bytes, std::memory_order_relaxed);

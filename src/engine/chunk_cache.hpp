@@ -43,11 +43,26 @@ FileSignature file_signature(int fd, const std::string& path);
 // for their size: a replaced object of the same size keeps its cached chunks).
 FileSignature signature_of(const StoreObject& object);
 
-// A decoded chunk in host memory (not zero-filled on allocation: the decoder writes all of it).
+// How a decoded chunk's bytes are freed: delete[] (host memory), or `release` with the device
+// that holds them (device memory of the device cache, freed by the CUDA layer that made it).
+struct ChunkRelease {
+  void (*release)(std::byte*, int) = nullptr;
+  int device = -1;
+  void operator()(std::byte* data) const {
+    if (release) release(data, device);
+    else delete[] data;
+  }
+};
+
+// A decoded chunk: in host memory (not zero-filled on allocation: the decoder writes all of it),
+// or, in a device cache (Array::set_device_cache_bytes), in the memory of CUDA device `device`.
 struct DecodedChunk {
   explicit DecodedChunk(std::size_t nbytes);
-  std::unique_ptr<std::byte[]> data;
+  // Adopts `nbytes` of device memory at `device_data` on CUDA device `device`, freed by `release`.
+  DecodedChunk(std::byte* device_data, std::size_t nbytes, int device, void (*release)(std::byte*, int));
+  std::unique_ptr<std::byte[], ChunkRelease> data;
   std::size_t size = 0;
+  int device = -1;  // -1: host memory
 };
 using DecodedChunkPtr = std::shared_ptr<const DecodedChunk>;
 

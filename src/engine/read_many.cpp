@@ -14,6 +14,8 @@
 // applied to new bytes.
 #include "engine/read_many.hpp"
 
+#include <cstring>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -49,6 +51,7 @@ struct Unit {
   std::uint64_t nbytes = 0;
   bool missing = false;
   DecodedChunkPtr cached;    // found in the cache while planning the shard
+  DecodedChunkPtr resident;  // found in the device cache while planning the shard
 };
 
 // One stored file (shard, or chunk for unsharded arrays) and its units [first_unit, last_unit).
@@ -62,15 +65,61 @@ struct Shard {
 
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return checked_add(a, b).value_or(~std::uint64_t{0}); }
 
+// The device path's view of one chunk being produced (read_many into CUDA memory): which part of
+// it the batch stages, and the staging, taken only once bytes are about to be written (a chunk
+// found in the device cache or missing stages nothing). An unfinished stage is abandoned.
+class DeviceFetch {
+ public:
+  DeviceFetch(DevicePlacer& placer, ChunkSpan part, bool is_whole, std::size_t boxes)
+      : span(part), whole(is_whole), placer_(placer), boxes_(boxes) {}
+  ~DeviceFetch() {
+    if (!staged_ || committed_) return;
+    try {
+      placer_.abandon(*staged_);
+    } catch (...) {
+      // Unwinding from the failure that left the stage unfinished: that failure is the one reported.
+    }
+  }
+  DeviceFetch(const DeviceFetch&) = delete;
+  DeviceFetch& operator=(const DeviceFetch&) = delete;
+
+  std::span<std::byte> take() {
+    if (!staged_) staged_ = placer_.stage(static_cast<std::size_t>(span.nbytes), boxes_);
+    return {staged_->host, static_cast<std::size_t>(span.nbytes)};
+  }
+  void commit(std::uint64_t chunk_bytes, std::span<const ManyBox> boxes, const DeviceCacheInsert* insert) {
+    take();
+    placer_.commit(*staged_, span, chunk_bytes, boxes, insert);
+    committed_ = true;
+  }
+
+  const ChunkSpan span;             // the bytes of the chunk staged
+  const bool whole;                 // span is the whole chunk
+  bool filled = false;              // the fetch wrote the span into take()
+  DecodedChunkPtr resident;         // the chunk is in the device cache: nothing to stage
+  std::optional<FileSignature> signature;  // of the file the bytes came from
+
+ private:
+  DevicePlacer& placer_;
+  std::size_t boxes_;
+  std::optional<DevicePlacer::Staged> staged_;
+  bool committed_ = false;
+};
+
 class ManyJob {
  public:
   ManyJob(const Array::Impl& array, const std::vector<Region>& regions, const std::vector<DestinationLayout>& destinations,
-          const Settings& settings)
+          const Settings& settings, DevicePlacer* placer)
       : array_(array), metadata_(array.metadata), regions_(regions), destinations_(destinations), settings_(settings),
         rank_(metadata_.rank()), chunk_shape_(to_extents(metadata_.chunk_shape)),
-        memory_limit_(settings.effective_memory_limit()), cache_(array.cache.get()) {
+        memory_limit_(settings.effective_memory_limit()), cache_(array.cache.get()), placer_(placer),
+        device_cache_(array.device_cache.get()) {
     if (settings.cache_bytes > cache_->capacity()) cache_->set_capacity(settings.cache_bytes);
     use_cache_ = cache_->enabled();
+    if (placer_) {
+      if (settings.device_cache_bytes > device_cache_->capacity()) device_cache_->set_capacity(settings.device_cache_bytes);
+      use_device_cache_ = device_cache_->enabled();
+    }
     const codec::CodecChain& staged = array_.sharding ? array_.sharding->inner_chain() : array_.chain;
     staged_chain_ = &staged;
     staged_bytes_ = staged.decoded_spec().nbytes();
@@ -94,6 +143,7 @@ class ManyJob {
       parallel(shards_.size(), [&](unsigned worker, std::size_t s) { plan_shard(worker, s); return false; });
     if (!failed_) parallel(units_.size(), [&](unsigned worker, std::size_t u) { produce(worker, u); return true; });
     if (error_) std::rethrow_exception(error_);
+    if (placer_) placer_->finish();
     ReadStats stats;
     stats.chunks_total = units_.size();
     stats.chunks_missing = missing_.load();
@@ -101,7 +151,7 @@ class ManyJob {
     stats.chunks_decoded = decoded_.load();
     stats.cache_hits = hits_.load();
     stats.threads = workers_;
-    stats.io_path = "host";
+    stats.io_path = placer_ ? "staged" : "host";
     return stats;
   }
 
@@ -111,6 +161,7 @@ class ManyJob {
     std::shared_ptr<DecodedChunk> reusable;  // the decode target when nothing is cached
     std::unique_ptr<StoreObject> file;       // the shard last read from, kept open
     std::string file_key;
+    std::vector<ManyBox> boxes;              // the device path's boxes of the unit in hand
   };
 
   // Lists and sorts the (chunk, region) pairs; groups them into units and shards.
@@ -250,9 +301,10 @@ class ManyJob {
         return;
       }
       shard.signature = signature_of(*file);
-      if (use_cache_) {
-        for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u)
-          units_[u].cached = cache_->find(shard.key, needs_[units_[u].first].inner, *shard.signature);
+      for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u) {
+        const std::uint32_t inner = needs_[units_[u].first].inner;
+        if (use_device_cache_) units_[u].resident = find_resident(shard.key, inner, *shard.signature);
+        if (use_cache_ && !units_[u].resident) units_[u].cached = cache_->find(shard.key, inner, *shard.signature);
       }
       if (file->size() < sharding.index_nbytes())
         throw Error(ErrorKind::corrupt_data, fmt::format("shard is {} bytes, shorter than its {} byte index",
@@ -267,7 +319,7 @@ class ManyJob {
         // Units are sorted by inner index: a block of entries serves the units after it.
         std::optional<codec::ShardIndex> block;
         for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u) {
-          if (units_[u].cached) continue;
+          if (units_[u].cached || units_[u].resident) continue;
           const std::uint64_t linear = needs_[units_[u].first].inner;
           if (!block || linear >= block->first() + block->size()) {
             const std::uint64_t last = needs_[units_[shard.last_unit - 1].first].inner;
@@ -282,7 +334,8 @@ class ManyJob {
         return;
       }
       bool all_cached = true;
-      for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u) all_cached = all_cached && units_[u].cached;
+      for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u)
+        all_cached = all_cached && (units_[u].cached || units_[u].resident);
       if (all_cached) return;
       if (sharding.index_decode_nbytes() > memory_limit_)
         throw Error(ErrorKind::io, fmt::format("the shard index needs {} bytes of memory, more than the read's limit "
@@ -293,7 +346,7 @@ class ManyJob {
       bytes_read_ += index_bytes.size();
       const codec::ShardIndex index = sharding.decode_index(std::move(index_bytes), file->size());
       for (std::size_t u = shard.first_unit; u < shard.last_unit; ++u)
-        if (!units_[u].cached) take(units_[u], index);
+        if (!units_[u].cached && !units_[u].resident) take(units_[u], index);
     } catch (const Error& e) {
       throw e.with_context(fmt::format("{} (shard {})", (array_.path / shard.key).string(), shard.key));
     }
@@ -303,11 +356,15 @@ class ManyJob {
   void produce(unsigned worker, std::size_t u) {
     Unit& unit = units_[u];
     try {
+      if (placer_) {
+        produce_on_device(worker, unit);
+        return;
+      }
       DecodedChunkPtr chunk = unit.cached;
       if (chunk) {
         ++hits_;
       } else if (!unit.missing) {
-        chunk = array_.sharding ? fetch_inner(worker, unit) : fetch_chunk(worker, unit);
+        chunk = array_.sharding ? fetch_inner(worker, unit, nullptr) : fetch_chunk(worker, unit, nullptr);
       }
       if (!chunk) {
         ++missing_;
@@ -324,6 +381,74 @@ class ManyJob {
     }
   }
 
+  // The device cache's entry for (key, inner) when it is current and on the placer's device.
+  DecodedChunkPtr find_resident(const std::string& key, std::uint32_t inner, const FileSignature& now) {
+    DecodedChunkPtr found = device_cache_->find(key, inner, now);
+    return found && found->device == placer_->device() ? found : nullptr;
+  }
+
+  // The device path: the part of the chunk the unit's boxes need is staged (read or decoded
+  // straight into the staging when nothing is cached on the host), then placed on the device;
+  // a chunk in the device cache is placed from there, a missing one filled.
+  void produce_on_device(unsigned worker, Unit& unit) {
+    std::vector<ManyBox>& boxes = states_[worker].boxes;
+    boxes.clear();
+    for (std::size_t i = unit.first; i < unit.last; ++i)
+      boxes.push_back({box_for(unit, needs_[i]), needs_[i].region});
+    const std::span<const ManyBox> all(boxes);
+    const ChunkSpan whole{0, staged_bytes_};
+    if (unit.resident) {
+      ++hits_;
+      for (std::size_t at = 0; at < all.size(); at += kMaxBoxesPerStage)
+        placer_->place_resident(unit.resident, all.subspan(at, std::min(kMaxBoxesPerStage, all.size() - at)));
+      return;
+    }
+    if (boxes.size() > kMaxBoxesPerStage) {
+      // Needed by more regions than one stage announces: decoded once on the host, staged per group.
+      DecodedChunkPtr chunk = unit.cached;
+      if (chunk) ++hits_;
+      else if (!unit.missing) chunk = array_.sharding ? fetch_inner(worker, unit, nullptr) : fetch_chunk(worker, unit, nullptr);
+      for (std::size_t at = 0; at < all.size(); at += kMaxBoxesPerStage) {
+        const auto group = all.subspan(at, std::min(kMaxBoxesPerStage, all.size() - at));
+        if (!chunk) {
+          placer_->fill(group, metadata_.fill_value);
+          continue;
+        }
+        const ChunkSpan span = chunk_span_of(group, metadata_.dtype.size);
+        DeviceFetch fetch(*placer_, span, false, group.size());
+        std::memcpy(fetch.take().data(), chunk->data.get() + span.first, static_cast<std::size_t>(span.nbytes));
+        fetch.commit(staged_bytes_, group, nullptr);
+      }
+      if (!chunk) ++missing_;
+      return;
+    }
+    // With the device cache on, whole chunks go up (and into it); else only the part needed.
+    const ChunkSpan span = use_device_cache_ ? whole : chunk_span_of(all, metadata_.dtype.size);
+    DeviceFetch fetch(*placer_, span, span.first == 0 && span.nbytes == staged_bytes_, boxes.size());
+    DecodedChunkPtr chunk = unit.cached;
+    if (chunk) {
+      ++hits_;
+      fetch.signature = shards_[unit.shard].signature;
+    } else if (!unit.missing) {
+      chunk = array_.sharding ? fetch_inner(worker, unit, &fetch) : fetch_chunk(worker, unit, &fetch);
+    }
+    if (fetch.resident) {
+      placer_->place_resident(fetch.resident, all);
+      return;
+    }
+    if (!fetch.filled && !chunk) {
+      ++missing_;
+      placer_->fill(all, metadata_.fill_value);
+      return;
+    }
+    if (!fetch.filled)
+      std::memcpy(fetch.take().data(), chunk->data.get() + span.first, static_cast<std::size_t>(span.nbytes));
+    std::optional<DeviceCacheInsert> insert;
+    if (use_device_cache_ && fetch.whole && fetch.signature)
+      insert = DeviceCacheInsert{device_cache_, shards_[unit.shard].key, needs_[unit.first].inner, *fetch.signature};
+    fetch.commit(staged_bytes_, all, insert ? &*insert : nullptr);
+  }
+
   // A buffer to decode into: a new one when it will be cached, else the worker's own.
   std::shared_ptr<DecodedChunk> decode_target(unsigned worker) {
     const std::size_t bytes = static_cast<std::size_t>(staged_bytes_);
@@ -334,29 +459,68 @@ class ManyJob {
   }
 
   void decode_into(unsigned worker, std::span<const std::byte> stored, DecodedChunk& target) {
-    staged_chain_->decode(stored, std::span(target.data.get(), target.size), states_[worker].buffers->codec);
+    decode_into(worker, stored, std::span(target.data.get(), target.size));
+  }
+  void decode_into(unsigned worker, std::span<const std::byte> stored, std::span<std::byte> target) {
+    staged_chain_->decode(stored, target, states_[worker].buffers->codec);
     ++decoded_;
   }
 
-  DecodedChunkPtr fetch_chunk(unsigned worker, Unit& unit) {
+  // The chunk of `unit`, decoded on the host (null when it is missing). With `fetch` (the device
+  // path), a chunk found in the device cache is left in fetch->resident, and without the host
+  // cache the bytes fetch->span names are read (uncompressed) or decoded (whole chunks) straight
+  // into its staging (fetch->filled; null returned).
+  DecodedChunkPtr fetch_chunk(unsigned worker, Unit& unit, DeviceFetch* fetch) {
     const Shard& shard = shards_[unit.shard];
     auto file = array_.store->open_object(shard.key, settings_.o_direct);
     if (!file) return nullptr;
     std::optional<FileSignature> signature;
-    if (use_cache_) {
+    if (use_cache_ || use_device_cache_) {
       signature = signature_of(*file);
-      if (auto found = cache_->find(shard.key, 0, *signature)) {
-        ++hits_;
-        return found;
+      if (fetch) fetch->signature = signature;
+      if (use_device_cache_ && fetch) {
+        if ((fetch->resident = find_resident(shard.key, 0, *signature))) {
+          ++hits_;
+          return nullptr;
+        }
+      }
+      if (use_cache_) {
+        if (auto found = cache_->find(shard.key, 0, *signature)) {
+          ++hits_;
+          return found;
+        }
+      }
+    }
+    const bool direct = fetch && !use_cache_;
+    if (array_.chain.is_identity()) {
+      if (file->size() != staged_bytes_)
+        throw Error(ErrorKind::corrupt_data,
+                    fmt::format("chunk is {} bytes, an uncompressed chunk of shape [{}] holds {}", file->size(),
+                                fmt::join(metadata_.chunk_shape, ", "), staged_bytes_));
+      if (direct) {
+        // Only the part the regions need: read straight into the staging.
+        file->read_exact(fetch->span.first, fetch->take());
+        bytes_read_ += fetch->span.nbytes;
+        ++decoded_;
+        fetch->filled = true;
+        return nullptr;
       }
     }
     bytes_read_ += file->size();
+    if (!array_.chain.is_identity() && direct && fetch->whole) {
+      if (file->size() > array_.chain.max_encoded_size())
+        throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
+                                                         file->size(), array_.chain.max_encoded_size()));
+      check_chunk_memory(file->size());
+      auto& encoded = states_[worker].buffers->stored;
+      encoded.resize(static_cast<std::size_t>(file->size()));
+      file->read_all(encoded);
+      decode_into(worker, encoded, fetch->take());
+      fetch->filled = true;
+      return nullptr;
+    }
     auto target = decode_target(worker);
     if (array_.chain.is_identity()) {
-      if (file->size() != target->size)
-        throw Error(ErrorKind::corrupt_data,
-                    fmt::format("chunk is {} bytes, an uncompressed chunk of shape [{}] holds {}", file->size(),
-                                fmt::join(metadata_.chunk_shape, ", "), target->size));
       file->read_all(std::span(target->data.get(), target->size));
       ++decoded_;
     } else {
@@ -373,7 +537,7 @@ class ManyJob {
     return target;
   }
 
-  DecodedChunkPtr fetch_inner(unsigned worker, Unit& unit) {
+  DecodedChunkPtr fetch_inner(unsigned worker, Unit& unit, DeviceFetch* fetch) {
     const Shard& shard = shards_[unit.shard];
     WorkerState& state = states_[worker];
     if (!state.file || state.file_key != shard.key) {
@@ -398,6 +562,29 @@ class ManyJob {
       }
     }
     check_chunk_memory(unit.nbytes);
+    if (fetch) fetch->signature = signature;
+    if (fetch && !use_cache_) {
+      if (staged_chain_->is_identity() && unit.nbytes == staged_bytes_) {
+        // Only the part the regions need: read straight into the staging.
+        state.file->read_exact(unit.offset + fetch->span.first, fetch->take());
+        bytes_read_ += fetch->span.nbytes;
+        ++decoded_;
+        fetch->filled = true;
+        return nullptr;
+      }
+      if (fetch->whole) {
+        if (unit.nbytes > staged_chain_->max_encoded_size())
+          throw Error(ErrorKind::corrupt_data, fmt::format("inner chunk is {} bytes, more than any valid encoding ({})",
+                                                           unit.nbytes, staged_chain_->max_encoded_size()));
+        auto& encoded = state.buffers->stored;
+        encoded.resize(static_cast<std::size_t>(unit.nbytes));
+        state.file->read_exact(unit.offset, encoded);
+        decode_into(worker, encoded, fetch->take());
+        bytes_read_ += unit.nbytes;
+        fetch->filled = true;
+        return nullptr;
+      }
+    }
     auto target = decode_target(worker);
     if (staged_chain_->is_identity() && unit.nbytes == target->size) {
       state.file->read_exact(unit.offset, std::span(target->data.get(), target->size));
@@ -446,6 +633,9 @@ class ManyJob {
   const std::uint64_t memory_limit_;
   ChunkCache* cache_;
   bool use_cache_ = false;
+  DevicePlacer* placer_ = nullptr;  // set: destinations are in device memory (device_placer.hpp)
+  ChunkCache* device_cache_ = nullptr;
+  bool use_device_cache_ = false;
   const codec::CodecChain* staged_chain_ = nullptr;
   std::uint64_t staged_bytes_ = 0;
   std::uint64_t scratch_bytes_ = 0;
@@ -474,8 +664,9 @@ class ManyJob {
 }  // namespace
 
 ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& regions,
-                        const std::vector<DestinationLayout>& destinations, const Settings& settings) {
-  return ManyJob(array, regions, destinations, settings).run();
+                        const std::vector<DestinationLayout>& destinations, const Settings& settings,
+                        DevicePlacer* placer) {
+  return ManyJob(array, regions, destinations, settings, placer).run();
 }
 
 }  // namespace zarrdirect

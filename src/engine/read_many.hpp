@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/array_state.hpp"
+#include "engine/device_placer.hpp"
 #include "engine/layout.hpp"
 
 namespace zarrdirect {
@@ -13,8 +14,14 @@ namespace zarrdirect {
 // decoded once (or taken from the handle's cache when it is on) and placed into each region
 // that needs it. Stats: chunks_total and chunks_missing count distinct chunks, bytes_out is 0.
 // The plan holds 24 + 8 * rank bytes per (chunk, region) pair.
+//
+// With `placer`, the destinations are in device memory (device_placer.hpp) and every chunk goes
+// through it: the part of it the batch needs is staged once and placed on the device into every
+// region, chunks of the handle's device cache are placed from GPU memory, and the placer is
+// finished before this returns. `destinations` then describe the device memory itself.
 ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& regions,
-                        const std::vector<DestinationLayout>& destinations, const Settings& settings);
+                        const std::vector<DestinationLayout>& destinations, const Settings& settings,
+                        DevicePlacer* placer = nullptr);
 
 }  // namespace zarrdirect
 

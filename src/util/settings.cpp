@@ -100,6 +100,12 @@ Settings Settings::from_environment() {
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("environment variable ZARRDIRECT_CACHE_MB={} is out of range", cache_mb));
   settings.cache_bytes = cache_mb << 20;
+  std::size_t device_cache_mb = 0;
+  read_number("ZARRDIRECT_DEVICE_CACHE_MB", device_cache_mb);
+  if (device_cache_mb > (SIZE_MAX >> 20))
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("environment variable ZARRDIRECT_DEVICE_CACHE_MB={} is out of range", device_cache_mb));
+  settings.device_cache_bytes = device_cache_mb << 20;
   if (const char* path = std::getenv("ZARRDIRECT_IO_PATH"); path && *path) settings.io_path = parse_io_path(path);
   if (const char* engine = std::getenv("ZARRDIRECT_IO"); engine && *engine) settings.io_engine = parse_io_engine(engine);
   if (const char* side = std::getenv("ZARRDIRECT_DECODE"); side && *side) {

@@ -1,0 +1,319 @@
+// read_many into device memory through the upload-once placer (device_placer.hpp).
+//
+// Without a GPU: the batch reader's device path run through the host placer (placer_reference.hpp:
+// the same BatchTable, applied by the kernel's host reference) must give exactly what per-region
+// host reads give, for overlapping patches, patches cut by the array's edge, missing chunks and
+// inner chunks, sharded arrays and strided destinations, while staging only the part of each
+// chunk the patches need and each chunk once; and the device cache's policy (hits, misses,
+// evictions, invalidation by a changed file and by writes through the handle) must hold.
+// With a GPU (skipped without one): Array::read_many_into into CUDA memory against the same
+// host reads, the host-gather path (Settings::device_batch = false) too, and the device cache.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <set>
+
+#include "cuda/batch_test_arrays.hpp"
+#include "cuda/placer_reference.hpp"
+#include "engine/array_state.hpp"
+#include "engine/read_many.hpp"
+#include "metadata/metadata_file.hpp"
+#include "test_support.hpp"
+#include "zarrdirect/system.hpp"
+
+namespace zarrdirect {
+namespace {
+
+constexpr std::byte kUntouched{0xab};
+
+// Patches of a case: overlapping ones (sharing chunks), one repeated, ones at the array's far
+// edge, a single element, and the whole array.
+std::vector<Region> patches(const std::vector<std::uint64_t>& shape) {
+  std::vector<Region> out;
+  auto patch = [&](std::vector<std::uint64_t> start, std::uint64_t size) {
+    Region region;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const std::uint64_t first = std::min(start[d], shape[d] - 1);
+      region.push_back({first, std::min(first + size, shape[d])});
+    }
+    out.push_back(region);
+  };
+  patch({0, 0, 0}, 20);
+  patch({5, 7, 9}, 20);
+  patch({5, 7, 9}, 20);
+  patch({30, 28, 25}, 17);
+  patch({shape[0] - 11, shape[1] - 13, shape[2] - 7}, 24);
+  patch({shape[0] / 2, 0, shape[2] / 3}, 1);
+  out.push_back(full_region(shape));
+  return out;
+}
+
+struct Buffers {
+  std::vector<std::vector<std::byte>> bytes;
+  std::vector<DestinationLayout> layouts;
+};
+
+// Host buffers for `regions` shaped as destination kind `kind` (C, F, padded), every byte
+// kUntouched.
+Buffers host_buffers(const std::vector<Region>& regions, std::size_t element, std::size_t kind) {
+  Buffers out;
+  for (const Region& region : regions) {
+    const auto shape = test::batch_destinations(region, element)[kind];
+    out.bytes.emplace_back(shape.nbytes, kUntouched);
+  }
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    const auto shape = test::batch_destinations(regions[i], element)[kind];
+    DestinationLayout layout;
+    layout.data = out.bytes[i].data();
+    layout.rank = regions[i].size();
+    for (std::size_t d = 0; d < layout.rank; ++d) {
+      layout.shape[d] = regions[i][d].size();
+      layout.byte_strides[d] = shape.byte_strides[d];
+    }
+    layout.element_size = element;
+    out.layouts.push_back(layout);
+  }
+  return out;
+}
+
+// Per-region host reads (the reference), shaped as `kind`.
+std::vector<std::vector<std::byte>> expected_reads(const Array& array, const std::vector<Region>& regions,
+                                                   std::size_t kind) {
+  std::vector<std::vector<std::byte>> out;
+  for (const Region& region : regions) {
+    const auto shape = test::batch_destinations(region, array.metadata().dtype.size)[kind];
+    out.emplace_back(shape.nbytes, kUntouched);
+    Destination host;
+    host.data = out.back().data();
+    host.byte_strides = shape.byte_strides;
+    array.read_into(region, host, Settings{});
+  }
+  return out;
+}
+
+std::size_t chunk_bytes_of(const Array::Impl& impl) {
+  return static_cast<std::size_t>(impl.sharding ? impl.sharding->inner_chain().decoded_spec().nbytes()
+                                                : impl.metadata.chunk_nbytes());
+}
+
+// A host placer with room for about three chunks per batch.
+std::size_t small_batch(const Array::Impl& impl) { return 3 * ((chunk_bytes_of(impl) + 4095) / 4096 * 4096) + 65536; }
+
+TEST(DevicePlacerReference, ReadManyThroughTheTableMatchesPerRegionReads) {
+  test::TempDir dir;
+  for (const auto& c : test::batch_cases(dir.path())) {
+    auto impl = Array::Impl::create(c.path, read_array_metadata(c.path));
+    const std::size_t element = c.array.metadata().dtype.size;
+    const auto regions = patches(c.array.metadata().shape);
+    for (std::size_t kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE(c.name + " destination kind " + std::to_string(kind));
+      const auto expected = expected_reads(c.array, regions, kind);
+      Buffers got = host_buffers(regions, element, kind);
+      test::HostPlacer placer(got.layouts, small_batch(*impl));
+      Settings settings;
+      settings.threads = 3;
+      const ReadStats stats = run_read_many(*impl, regions, got.layouts, settings, &placer);
+      for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got.bytes[i] == expected[i]) << "region " << i;
+      EXPECT_EQ(stats.io_path, "staged");
+      EXPECT_GT(placer.batches, 1u);
+      // Each chunk staged at most once, missing ones never.
+      EXPECT_LE(placer.stages, stats.chunks_total - stats.chunks_missing);
+      EXPECT_LE(placer.staged_bytes, (stats.chunks_total - stats.chunks_missing) * chunk_bytes_of(*impl));
+      if (c.name.find("missing") != std::string::npos) {
+        EXPECT_GT(stats.chunks_missing, 0u);
+        EXPECT_GT(placer.fills, 0u);
+      }
+    }
+  }
+}
+
+TEST(DevicePlacerReference, OnlyThePartOfAChunkThePatchesNeedIsStaged) {
+  test::TempDir dir;
+  const auto cases = test::batch_cases(dir.path());
+  const auto& c = cases.front();  // raw32: 32^3 uint16 chunks, uncompressed
+  ASSERT_EQ(c.name, "raw32");
+  auto impl = Array::Impl::create(c.path, read_array_metadata(c.path));
+  // One patch inside one chunk: rows 3..6 of dim 0 of chunk (0, 0, 0).
+  const std::vector<Region> regions = {{{3, 7}, {2, 10}, {5, 9}}};
+  const auto expected = expected_reads(c.array, regions, 0);
+  Buffers got = host_buffers(regions, 2, 0);
+  test::HostPlacer placer(got.layouts, small_batch(*impl));
+  run_read_many(*impl, regions, got.layouts, Settings{}, &placer);
+  EXPECT_TRUE(got.bytes[0] == expected[0]);
+  EXPECT_EQ(placer.stages, 1u);
+  // From element (3, 2, 5) to (6, 9, 8) in C order: far less than the 64 KiB chunk.
+  EXPECT_EQ(placer.staged_bytes, ((6 * 32 * 32 + 9 * 32 + 8) - (3 * 32 * 32 + 2 * 32 + 5) + 1) * 2u);
+}
+
+// The device cache's policy through the host placer (its entries are host copies marked device 0).
+TEST(DevicePlacerReference, DeviceCacheHitsMissesEvictsAndInvalidates) {
+  test::TempDir dir;
+  for (const auto& c : test::batch_cases(dir.path())) {
+    if (c.name != "raw32_missing" && c.name != "sharded_missing") continue;
+    SCOPED_TRACE(c.name);
+    auto impl = Array::Impl::create(c.path, read_array_metadata(c.path));
+    impl->device_cache->set_capacity(std::size_t{64} << 20);
+    const std::size_t element = c.array.metadata().dtype.size;
+    auto regions = patches(c.array.metadata().shape);
+    regions.pop_back();  // not the whole array: some chunks stay out of the cache
+    auto read = [&](std::size_t& resident, std::size_t& stages) {
+      Buffers got = host_buffers(regions, element, 0);
+      test::HostPlacer placer(got.layouts, small_batch(*impl));
+      const ReadStats stats = run_read_many(*impl, regions, got.layouts, Settings{}, &placer);
+      const auto expected = expected_reads(c.array, regions, 0);
+      for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got.bytes[i] == expected[i]) << "region " << i;
+      resident = placer.resident_places;
+      stages = placer.stages;
+      return stats;
+    };
+    std::size_t resident = 0;
+    std::size_t stages = 0;
+    const ReadStats cold = read(resident, stages);
+    const std::size_t present = cold.chunks_total - cold.chunks_missing;
+    EXPECT_EQ(cold.cache_hits, 0u);
+    EXPECT_EQ(resident, 0u);
+    EXPECT_EQ(impl->device_cache->stats().entries, present);  // whole chunks, inserted at finish
+    EXPECT_EQ(impl->device_cache->stats().bytes, present * chunk_bytes_of(*impl));
+
+    const ReadStats warm = read(resident, stages);
+    EXPECT_EQ(warm.cache_hits, present);
+    EXPECT_EQ(resident, present);
+    EXPECT_EQ(stages, 0u);  // nothing uploaded
+    EXPECT_EQ(warm.chunks_decoded, 0u);
+
+    // Room for two chunks: evictions, and still the right bytes.
+    impl->device_cache->set_capacity(2 * chunk_bytes_of(*impl));
+    EXPECT_LE(impl->device_cache->stats().entries, 2u);
+    read(resident, stages);
+    EXPECT_GT(impl->device_cache->stats().evictions, 0u);
+    EXPECT_LE(impl->device_cache->stats().entries, 2u);
+
+    // A stored chunk rewritten behind the handle's back (another handle): its entry is stale.
+    impl->device_cache->set_capacity(std::size_t{64} << 20);
+    read(resident, stages);
+    const std::uint64_t before = impl->device_cache->stats().invalidations;
+    Array other = Array::open(c.path);
+    const Region first = regions[3];  // 17^3 across stored chunks (regions[1] lies in the missing one)
+    std::vector<std::uint16_t> values(17 * 17 * 17, 4242);
+    Source source;
+    source.data = values.data();
+    other.write(first, source);
+    const ReadStats after = read(resident, stages);  // expected_reads sees the new values too
+    EXPECT_GT(impl->device_cache->stats().invalidations, before);
+    EXPECT_LT(after.cache_hits, present);
+
+    // A write through the handle drops the chunks it touches (CacheInvalidation).
+    const std::size_t entries = impl->device_cache->stats().entries;
+    { CacheInvalidation drop(*impl, first); }
+    EXPECT_LT(impl->device_cache->stats().entries, entries);
+  }
+}
+
+// ---- On the GPU --------------------------------------------------------------------------------
+
+#define REQUIRE_GPU() \
+  if (!cuda_available()) GTEST_SKIP() << describe_system()["io_path_reason"].get<std::string>()
+
+void check(cudaError_t status, const char* call) { ASSERT_EQ(status, cudaSuccess) << call << ": " << cudaGetErrorString(status); }
+
+// `regions` read with read_many_into into CUDA memory shaped as `kind`, copied back.
+std::vector<std::vector<std::byte>> gpu_read_many(const Array& array, const std::vector<Region>& regions,
+                                                  std::size_t kind, const Settings& settings, ReadStats* stats) {
+  std::vector<void*> memory;
+  std::vector<Destination> destinations;
+  std::vector<std::size_t> sizes;
+  for (const Region& region : regions) {
+    const auto shape = test::batch_destinations(region, array.metadata().dtype.size)[kind];
+    void* device = nullptr;
+    check(cudaMalloc(&device, shape.nbytes), "cudaMalloc");
+    check(cudaMemset(device, std::to_integer<int>(kUntouched), shape.nbytes), "cudaMemset");
+    memory.push_back(device);
+    sizes.push_back(shape.nbytes);
+    destinations.push_back({device, shape.byte_strides, Device::cuda, nullptr});
+  }
+  const ReadStats got = array.read_many_into(regions, destinations, settings);
+  if (stats) *stats = got;
+  std::vector<std::vector<std::byte>> out;
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    out.emplace_back(sizes[i]);
+    check(cudaMemcpy(out.back().data(), memory[i], sizes[i], cudaMemcpyDeviceToHost), "cudaMemcpy");
+    check(cudaFree(memory[i]), "cudaFree");
+  }
+  return out;
+}
+
+TEST(DevicePlacer, ReadManyIntoTheGpuMatchesPerRegionReads) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  for (const auto& c : test::batch_cases(dir.path())) {
+    const auto regions = patches(c.array.metadata().shape);
+    for (std::size_t kind = 0; kind < 3; ++kind) {
+      const auto expected = expected_reads(c.array, regions, kind);
+      for (int variant = 0; variant < 3; ++variant) {
+        SCOPED_TRACE(c.name + " destination kind " + std::to_string(kind) + " variant " + std::to_string(variant));
+        Settings settings;
+        settings.threads = 4;
+        if (variant == 1) settings.staging_bytes = 1;      // batches of about one chunk: many launches
+        if (variant == 2) settings.device_batch = false;   // the host-gather path
+        if (variant == 2 && kind != 0) continue;           // it takes contiguous and strided alike; C is enough
+        const auto got = gpu_read_many(c.array, regions, kind, settings, nullptr);
+        for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got[i] == expected[i]) << "region " << i;
+      }
+    }
+  }
+}
+
+TEST(DevicePlacer, DeviceCacheServesRepeatedPatchesFromGpuMemory) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  for (const auto& c : test::batch_cases(dir.path())) {
+    if (c.name != "raw32_missing" && c.name != "sharded_missing" && c.name != "f64_big") continue;
+    SCOPED_TRACE(c.name);
+    Array array = Array::open(c.path);
+    array.set_device_cache_bytes(std::size_t{256} << 20);
+    auto regions = patches(array.metadata().shape);
+    regions.pop_back();
+    const auto expected = expected_reads(c.array, regions, 0);
+    ReadStats cold;
+    auto got = gpu_read_many(array, regions, 0, Settings{}, &cold);
+    for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got[i] == expected[i]) << "cold region " << i;
+    const std::size_t present = cold.chunks_total - cold.chunks_missing;
+    EXPECT_EQ(array.device_cache_stats().entries, present);
+    ReadStats warm;
+    got = gpu_read_many(array, regions, 2, Settings{}, &warm);  // padded destinations from the cache
+    const auto expected_padded = expected_reads(c.array, regions, 2);
+    for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got[i] == expected_padded[i]) << "warm region " << i;
+    EXPECT_EQ(warm.cache_hits, present);
+    EXPECT_EQ(warm.chunks_decoded, 0u);
+    EXPECT_EQ(warm.bytes_read, 0u);
+    // A single-region read into CUDA memory uses the device cache too.
+    NDArray one = array.read(regions[1], Device::cuda);
+    EXPECT_GT(one.stats().cache_hits, 0u);
+
+    // Eviction down to two chunks, then a write through the handle: the new values come back.
+    const std::size_t chunk = array.device_cache_stats().bytes / present;
+    array.set_device_cache_bytes(2 * chunk);
+    EXPECT_LE(array.device_cache_stats().entries, 2u);
+    got = gpu_read_many(array, regions, 0, Settings{}, nullptr);
+    for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got[i] == expected[i]) << "evicting region " << i;
+    EXPECT_GT(array.device_cache_stats().evictions, 0u);
+    if (array.metadata().dtype.size == 2) {
+      array.set_device_cache_bytes(std::size_t{256} << 20);
+      gpu_read_many(array, regions, 0, Settings{}, nullptr);
+      std::vector<std::uint16_t> values(20 * 20 * 20, 4242);
+      Source source;
+      source.data = values.data();
+      array.write(regions[1], source);
+      const auto rewritten = expected_reads(c.array, regions, 0);
+      got = gpu_read_many(array, regions, 0, Settings{}, nullptr);
+      for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got[i] == rewritten[i]) << "rewritten region " << i;
+    }
+    array.set_device_cache_bytes(0);
+    EXPECT_EQ(array.device_cache_stats().entries, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace zarrdirect
