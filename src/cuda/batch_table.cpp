@@ -126,7 +126,7 @@ bool BatchTable::add_copy_absolute(const std::byte* chunk, std::size_t chunk_byt
   const std::uintptr_t source = address(chunk) + range.first_byte;
   const std::byte* dst = dest.address_of(box.offset_in_dest);
   const BoxPlan plan = plan_box_copy(box, dest, source, address(dst));
-  auto entry = entry_of(plan.plan);
+  auto entry = batch_entry_of(plan.plan);
   if (!entry) return false;
   entry->src_offset = source;
   entry->src_absolute = 1;
