@@ -75,8 +75,12 @@ build-dev/zarrdirect info --system
 
 log "C++ tests (GPU tests included)"
 export ZARRDIRECT_CONFORMANCE_DIR="$PWD/tests/data/conformance"
-build-dev/tests/zarrdirect_tests 2>&1 | tee "$OUT/tests.log" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |conformance|skipped|Failure|error" | head -80
+# TEST_FILTER=... runs only those tests and prints what each failure said.
+build-dev/tests/zarrdirect_tests --gtest_filter="${TEST_FILTER:-*}" 2>&1 | tee "$OUT/tests.log" |
+  grep -E "^\[  (FAILED|PASSED|SKIPPED) |conformance|skipped|Failure|error" | head -80
+[ -n "${TEST_FILTER:-}" ] && grep -B2 -A12 "Failure" "$OUT/tests.log" | head -150
 
+if [ "${PYTEST:-1}" = 1 ]; then
 log "Python tests"
 pythonpath="$PWD/build-dev/python"
 # The GPU machine lacks pytest and Dask: Debian's pure-Python copies travel in .device/pylib.
@@ -87,8 +91,9 @@ for entry in .device/pylib/*; do
     rm -rf "$entry"
 done
 pythonpath="$pythonpath:$PWD/.device/pylib"
-PYTHONPATH="$pythonpath" timeout 420 python3 -m pytest -q -rf -p no:cacheprovider python/tests > "$OUT/pytest.log" 2>&1
+PYTHONPATH="$pythonpath" timeout 420 python3 -m pytest -q -rf -p no:cacheprovider ${PYTEST_ARGS:-python/tests} > "$OUT/pytest.log" 2>&1
 grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -30; tail -3 "$OUT/pytest.log"
+fi  # PYTEST
 
 fi  # bench_only
 
