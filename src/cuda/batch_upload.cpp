@@ -161,34 +161,19 @@ void upload_batch(const std::vector<BatchUpload>& uploads, void* cuda_stream) {
     stream = owned.front();
   }
   try {
-    // Contiguous neighbours (a stacked batch) go in one copy.
-    const std::byte* run_host = nullptr;
-    std::byte* run_device = nullptr;
-    std::size_t run_bytes = 0;
-    auto flush = [&] {
-      if (run_bytes > 0)
-        cuda::check_cuda(cudaMemcpyAsync(run_device, run_host, run_bytes, cudaMemcpyHostToDevice, stream),
-                         "cudaMemcpyAsync (batch to the device)");
-      run_bytes = 0;
-    };
+    // One copy per region. Neighbours adjacent on both sides are not merged: two destinations
+    // may be separate allocations that happen to touch, and a copy that crosses from one CUDA
+    // allocation into the next is refused (cudaErrorInvalidValue; seen on the H200).
     for (const auto& upload : uploads) {
       const std::size_t bytes = static_cast<std::size_t>(byte_count(upload.device));
       if (bytes == 0) continue;
       if (!is_c_contiguous(upload.device)) {
-        flush();
         upload_strided(upload, stream);
         continue;
       }
-      if (run_bytes > 0 && upload.host == run_host + run_bytes && upload.device.data == run_device + run_bytes) {
-        run_bytes += bytes;
-        continue;
-      }
-      flush();
-      run_host = upload.host;
-      run_device = upload.device.data;
-      run_bytes = bytes;
+      cuda::check_cuda(cudaMemcpyAsync(upload.device.data, upload.host, bytes, cudaMemcpyHostToDevice, stream),
+                       "cudaMemcpyAsync (batch to the device)");
     }
-    flush();
     // The pinned buffer goes back to the pool when the caller returns: wait for the copies.
     cuda::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (batch to the device)");
   } catch (...) {
