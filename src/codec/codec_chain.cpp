@@ -170,6 +170,29 @@ void CodecChain::decode(ByteSpan encoded, MutableByteSpan decoded, Scratch& scra
   }
 }
 
+bool CodecChain::decode_prefix(ByteSpan encoded, MutableByteSpan prefix, Scratch& scratch) const {
+  const std::uint64_t whole = decoded_.nbytes();
+  if (prefix.size() > whole)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("decode_prefix: {} bytes asked of a {} byte chunk", prefix.size(), whole));
+  // Only a compressor right before a native-order `bytes` codec stops early: anything between
+  // them (a transpose, a filter, a byte swap) needs the whole chunk.
+  if (!a2a_.empty() || !a2b_->is_identity() || b2b_.empty() || b2b_.size() > 16) return false;
+  ByteSpan bytes = encoded;
+  std::uint64_t bounds[16];
+  bounds[0] = a2b_->max_encoded_size();
+  for (std::size_t i = 1; i < b2b_.size(); ++i) bounds[i] = b2b_[i - 1]->max_encoded_size(bounds[i - 1]);
+  ByteBuffer* buffers[2] = {&scratch.a, &scratch.b};
+  // The codecs after the compressor (a checksum) take the whole stored chunk: they are cheap, and
+  // they verify what the compressor reads.
+  for (std::size_t i = b2b_.size(); i-- > 1;) {
+    ByteBuffer& out = *buffers[i % 2];
+    b2b_[i]->decode(bytes, out, bounds[i]);
+    bytes = ByteSpan(out.data(), out.size());
+  }
+  return b2b_[0]->decode_prefix(bytes, prefix, whole);
+}
+
 ByteBuffer CodecChain::encode(ByteSpan decoded) const {
   ByteBuffer current(decoded.begin(), decoded.end());
   for (const auto& codec : a2a_) {

@@ -19,6 +19,22 @@ ZSTD_DCtx* thread_decompression_context() {
   return context.get();
 }
 
+// Prefix decoding streams, with a window bounded per chunk (a parameter the one-shot calls above
+// should not inherit): its own context.
+ZSTD_DStream* thread_prefix_stream() {
+  thread_local const std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> stream(ZSTD_createDStream(),
+                                                                                      &ZSTD_freeDStream);
+  if (!stream) throw std::bad_alloc();
+  return stream.get();
+}
+
+// The smallest window log (zstd's minimum 10) whose window holds `bytes`.
+int window_log_for(std::uint64_t bytes) {
+  int log = 10;
+  while (log < 31 && (std::uint64_t{1} << log) < bytes) ++log;
+  return log;
+}
+
 ZSTD_CCtx* thread_compression_context() {
   thread_local const std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
   if (!context) throw std::bad_alloc();
@@ -29,7 +45,10 @@ ZSTD_CCtx* thread_compression_context() {
 struct FrameSurvey {
   std::uint64_t declared_size = 0;  // sum over the frames that declare their size
   bool all_declared = true;
+  bool any_checksum = false;        // some frame carries a content checksum (RFC 8878, 3.1.1.1.1)
 };
+
+constexpr std::uint32_t kZstdMagic = 0xFD2FB528;
 
 class ZstdCodec final : public BytesToBytesCodec {
  public:
@@ -58,6 +77,37 @@ class ZstdCodec final : public BytesToBytesCodec {
       throw_corrupt(name_, survey.all_declared
                                ? fmt::format("frames declare {} bytes but decode to {}", decoded.size(), written)
                                : fmt::format("decodes to {} bytes, the chunk holds {}", written, decoded.size()));
+    return true;
+  }
+
+  // Streams frame after frame into `prefix` and stops once it is full: the blocks after it are
+  // never decoded. A frame with a content checksum is left to decode(), which verifies it over the
+  // whole frame.
+  bool decode_prefix(ByteSpan encoded, MutableByteSpan prefix, std::uint64_t decoded_size) const override {
+    const FrameSurvey survey = survey_frames(encoded, decoded_size);
+    if (survey.any_checksum) return false;
+    if (prefix.empty()) return true;
+    ZSTD_DStream* stream = thread_prefix_stream();
+    ZSTD_DCtx_reset(stream, ZSTD_reset_session_and_parameters);
+    // The window a frame may ask for is bounded by the chunk: a hostile header cannot make the
+    // decoder reserve more.
+    check_decode(ZSTD_DCtx_setParameter(stream, ZSTD_d_windowLogMax, window_log_for(decoded_size)));
+    ZSTD_inBuffer in{encoded.data(), encoded.size(), 0};
+    ZSTD_outBuffer out{prefix.data(), prefix.size(), 0};
+    while (out.pos < out.size) {
+      const std::size_t in_before = in.pos;
+      const std::size_t out_before = out.pos;
+      const std::size_t hint = ZSTD_decompressStream(stream, &out, &in);
+      // A streaming writer's frame may ask for a window larger than the chunk (valid, as
+      // decode() shows): left to decode(), which needs no window beyond its output.
+      if (ZSTD_getErrorCode(hint) == ZSTD_error_frameParameter_windowTooLarge) return false;
+      check_decode(hint);
+      if (hint == 0 && in.pos == in.size) break;  // the last frame is complete
+      if (in.pos == in_before && out.pos == out_before) break;  // input used up inside a frame
+    }
+    if (out.pos < out.size)
+      throw_corrupt(name_, fmt::format("decodes to {} bytes, fewer than the {} asked of this chunk", out.pos,
+                                       out.size));
     return true;
   }
 
@@ -90,6 +140,14 @@ class ZstdCodec final : public BytesToBytesCodec {
       if (ZSTD_isError(frame_size))
         throw_corrupt(name_, fmt::format("no valid frame at byte {} of {}: {}", offset, encoded.size(),
                                          ZSTD_getErrorName(frame_size)));
+      // The frame header descriptor follows the magic number; bit 2 is the content checksum
+      // flag (skippable frames have another magic and no checksum).
+      std::uint32_t magic = 0;
+      if (available >= 5) {
+        for (int b = 3; b >= 0; --b) magic = (magic << 8) | std::to_integer<std::uint32_t>(encoded[offset + b]);
+        if (magic == kZstdMagic && (std::to_integer<unsigned>(encoded[offset + 4]) & 0x04u) != 0)
+          survey.any_checksum = true;
+      }
       const unsigned long long content = ZSTD_getFrameContentSize(frame, available);
       if (content == ZSTD_CONTENTSIZE_ERROR)
         throw_corrupt(name_, fmt::format("frame at byte {} has an invalid header", offset));
@@ -127,6 +185,10 @@ class ZstdCodec final : public BytesToBytesCodec {
       throw_corrupt(name_, fmt::format("decodes to more than the {} bytes this chunk can hold", out.size()));
     if (ZSTD_isError(written)) throw_corrupt(name_, ZSTD_getErrorName(written));
     return written;
+  }
+
+  void check_decode(std::size_t result) const {
+    if (ZSTD_isError(result)) throw_corrupt(name_, ZSTD_getErrorName(result));
   }
 
   void check_encode(std::size_t result) const {

@@ -166,5 +166,118 @@ TEST(ZstdCodec, BadConfigurationIsInvalidMetadata) {
                [&] { make_compressor("numcodecs.zstd", R"({"level":1.5})", spec); });
 }
 
+
+// ---- Prefix decoding: a read that needs the start of a chunk decodes no further ----------------
+
+ByteBuffer prefix_of(const CodecChain& chain, ByteSpan encoded, std::size_t n, bool* done) {
+  ByteBuffer prefix(n, std::byte{0xEE});
+  Scratch scratch;
+  *done = chain.decode_prefix(encoded, prefix, scratch);
+  return prefix;
+}
+
+TEST(ZstdCodec, PrefixDecodingEqualsTheStartOfTheWholeChunk) {
+  // 1 MiB: eight of zstd's 128 KiB blocks, so most prefixes end inside a later block.
+  ArraySpec spec = make_spec({524288}, dtype("uint16"));
+  auto data = sample_data(spec);
+  const std::string codecs = R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd","configuration":{"level":LEVEL,"checksum":false}}])";
+  for (int level : {-3, 1, 3, 19}) {
+    std::string json = codecs;
+    json.replace(json.find("LEVEL"), 5, std::to_string(level));
+    CodecChain chain = make_chain(json, spec);
+    ByteBuffer encoded = chain.encode(data);
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4095}, std::size_t{131071}, std::size_t{131072},
+                          std::size_t{300001}, data.size() - 1, data.size()}) {
+      SCOPED_TRACE("level " + std::to_string(level) + " prefix " + std::to_string(n));
+      bool done = false;
+      ByteBuffer got = prefix_of(chain, encoded, n, &done);
+      ASSERT_TRUE(done);
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin()));
+    }
+  }
+}
+
+TEST(ZstdCodec, PrefixDecodingCrossesFramesAndUndeclaredSizes) {
+  ArraySpec spec = make_spec({200000}, dtype("uint16"));
+  auto data = sample_data(spec);
+  CodecChain chain = make_chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd"}])", spec);
+  ByteSpan all(data);
+  ByteBuffer frames = zstd_frame(all.first(150000));
+  ByteBuffer second = frame_without_content_size(all.subspan(150000));
+  frames.insert(frames.end(), second.begin(), second.end());
+  for (std::size_t n : {std::size_t{100}, std::size_t{150000}, std::size_t{150001}, std::size_t{399999}, data.size()}) {
+    bool done = false;
+    ByteBuffer got = prefix_of(chain, frames, n, &done);
+    ASSERT_TRUE(done) << n;
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin())) << n;
+  }
+}
+
+TEST(ZstdCodec, PrefixDecodingLeavesChecksumsWindowsAndOtherChainsToTheWholeDecode) {
+  ArraySpec spec = make_spec({100000}, dtype("uint16"));
+  auto data = sample_data(spec);
+  bool done = true;
+  // A content checksum covers the whole frame: only decode() can verify it.
+  CodecChain checksummed = make_chain(
+      R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd","configuration":{"level":1,"checksum":true}}])",
+      spec);
+  prefix_of(checksummed, checksummed.encode(data), 1000, &done);
+  EXPECT_FALSE(done);
+  // A byte swap or a transpose between the compressor and the array needs the whole chunk.
+  CodecChain big = make_chain(R"([{"name":"bytes","configuration":{"endian":"big"}},{"name":"zstd"}])", spec);
+  done = true;
+  prefix_of(big, big.encode(data), 1000, &done);
+  EXPECT_FALSE(done);
+  ArraySpec square = make_spec({200, 500}, dtype("uint16"));
+  CodecChain transposed = make_chain(R"([{"name":"transpose","configuration":{"order":[1,0]}},
+      {"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd"}])", square);
+  done = true;
+  prefix_of(transposed, transposed.encode(data), 1000, &done);
+  EXPECT_FALSE(done);
+  // A frame asking for a window beyond the chunk (a streaming writer's) is valid: decode() takes it.
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_windowLog, 27);
+  ByteBuffer frame(ZSTD_compressBound(data.size()));
+  ZSTD_inBuffer input{data.data(), data.size(), 0};
+  ZSTD_outBuffer output{frame.data(), frame.size(), 0};
+  ASSERT_FALSE(ZSTD_isError(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_continue)));
+  ASSERT_EQ(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_end), 0u);
+  frame.resize(output.pos);
+  CodecChain plain = make_chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd"}])", spec);
+  done = true;
+  prefix_of(plain, frame, 1000, &done);
+  EXPECT_FALSE(done);
+  EXPECT_EQ(decode_chunk(plain, frame), data);
+}
+
+TEST(ZstdCodec, PrefixDecodingOfDamagedChunksFailsCleanly) {
+  ArraySpec spec = make_spec({200000}, dtype("uint16"));
+  auto data = sample_data(spec);
+  CodecChain chain = make_chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd"}])", spec);
+  ByteBuffer encoded = chain.encode(data);
+  bool done = false;
+  // Cut short: the frame walk refuses it before decoding.
+  ByteBuffer cut(encoded.begin(), encoded.begin() + static_cast<std::ptrdiff_t>(encoded.size() / 2));
+  expect_error(ErrorKind::corrupt_data, {"zstd"}, [&] { prefix_of(chain, cut, 1000, &done); });
+  // A frame that decodes to fewer bytes than asked (a whole valid chunk of half the size).
+  ByteBuffer half = zstd_frame(ByteSpan(data).first(data.size() / 2));
+  expect_error(ErrorKind::corrupt_data, {"zstd", "fewer than"}, [&] { prefix_of(chain, half, data.size(), &done); });
+  // Bytes flipped all through the compressed blocks: an error or bytes, never a crash or a hang.
+  for (std::size_t at = 20; at < encoded.size(); at += 97) {
+    ByteBuffer damaged = encoded;
+    damaged[at] ^= std::byte{0x5A};
+    try {
+      prefix_of(chain, damaged, data.size() / 2, &done);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::corrupt_data) << e.what();
+    }
+  }
+  // More than the chunk holds is the caller's mistake.
+  ByteBuffer too_long(data.size() + 1);
+  Scratch scratch;
+  expect_error(ErrorKind::invalid_argument, {"decode_prefix"}, [&] { chain.decode_prefix(encoded, too_long, scratch); });
+}
+
 }  // namespace
 }  // namespace zarrdirect::codec

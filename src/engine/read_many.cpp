@@ -162,6 +162,7 @@ class ManyJob {
     std::unique_ptr<StoreObject> file;       // the shard last read from, kept open
     std::string file_key;
     std::vector<ManyBox> boxes;              // the device path's boxes of the unit in hand
+    std::vector<ManyBox> span_boxes;         // needed_end's (boxes may be in use meanwhile)
   };
 
   // Lists and sorts the (chunk, region) pairs; groups them into units and shards.
@@ -458,6 +459,29 @@ class ManyJob {
     return reusable;
   }
 
+  // Where the bytes of the unit's chunk that its boxes read end (C order): a chunk decoded for
+  // this read alone is decoded up to there. Everything when it will be cached.
+  std::uint64_t needed_end(unsigned worker, const Unit& unit, const DeviceFetch* fetch) {
+    if (use_cache_) return staged_bytes_;
+    if (fetch) return fetch->span.first + fetch->span.nbytes;
+    std::vector<ManyBox>& boxes = states_[worker].span_boxes;
+    boxes.clear();
+    for (std::size_t i = unit.first; i < unit.last; ++i) boxes.push_back({box_for(unit, needs_[i]), needs_[i].region});
+    const ChunkSpan span = chunk_span_of(boxes, metadata_.dtype.size);
+    return span.first + span.nbytes;
+  }
+
+  // Decodes `stored` into `target`, only its first `end` bytes where the codecs can stop early
+  // (a patch in the first half of a zstd chunk decodes about half of it).
+  void decode_needed(unsigned worker, std::span<const std::byte> stored, DecodedChunk& target, std::uint64_t end) {
+    if (end < target.size && staged_chain_->decode_prefix(stored, std::span(target.data.get(), static_cast<std::size_t>(end)),
+                                                          states_[worker].buffers->codec)) {
+      ++decoded_;
+      return;
+    }
+    decode_into(worker, stored, target);
+  }
+
   void decode_into(unsigned worker, std::span<const std::byte> stored, DecodedChunk& target) {
     decode_into(worker, stored, std::span(target.data.get(), target.size));
   }
@@ -531,7 +555,7 @@ class ManyJob {
       auto& encoded = states_[worker].buffers->stored;
       encoded.resize(static_cast<std::size_t>(file->size()));
       file->read_all(encoded);
-      decode_into(worker, encoded, *target);
+      decode_needed(worker, encoded, *target, needed_end(worker, unit, fetch));
     }
     if (use_cache_) cache_->insert(shard.key, 0, *signature, target);
     return target;
@@ -596,7 +620,7 @@ class ManyJob {
       auto& encoded = state.buffers->stored;
       encoded.resize(static_cast<std::size_t>(unit.nbytes));
       state.file->read_exact(unit.offset, encoded);
-      decode_into(worker, encoded, *target);
+      decode_needed(worker, encoded, *target, needed_end(worker, unit, fetch));
     }
     bytes_read_ += unit.nbytes;
     if (use_cache_) cache_->insert(shard.key, needs_[unit.first].inner, signature, target);

@@ -68,7 +68,11 @@ std::vector<Case> cases() {
           {"v2 zstd", v2({33, 21}, {8, 6})},
           {"v3 sharded", v3({37, 29, 18}, {16, 16, 8}, sharded({4, 8, 4}, false))},
           {"v3 sharded, checksummed index", v3({30, 21}, {12, 14}, sharded({4, 7}, true))},
-          {"v3 with missing chunks", v3({40, 40}, {8, 8}, kZstd), true}};
+          {"v3 with missing chunks", v3({40, 40}, {8, 8}, kZstd), true},
+          // 512 KiB zstd chunks (four of zstd's blocks): regions near a chunk's start decode only
+          // the part they need (CodecChain::decode_prefix), near its end all of it.
+          {"v3 zstd, large chunks", v3({700, 600}, {512, 512}, kZstd)},
+          {"v3 sharded, large inner chunks", v3({1100, 600}, {1024, 512}, sharded({512, 512}, false))}};
 }
 
 Region random_region(const std::vector<std::uint64_t>& shape, std::mt19937& rng) {
