@@ -118,8 +118,20 @@ TEST(DevicePlacerReference, ReadManyThroughTheTableMatchesPerRegionReads) {
       for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got.bytes[i] == expected[i]) << "region " << i;
       EXPECT_EQ(stats.io_path, "staged");
       EXPECT_GT(placer.batches, 1u);
-      // Each chunk staged at most once, missing ones never.
-      EXPECT_LE(placer.stages, stats.chunks_total - stats.chunks_missing);
+      // Each chunk decoded at most once and staged at most once per region that reads it (once
+      // when its span goes up whole, once per box when the boxes are packed), missing ones never.
+      std::size_t pairs = 0;  // (chunk, region) pairs: the most boxes there are
+      const auto cell_shape = impl->sharding ? impl->sharding->inner_chunk_shape() : c.array.metadata().chunk_shape;
+      for (const Region& region : regions) {
+        std::size_t cells = 1;
+        for (std::size_t d = 0; d < region.size(); ++d) {
+          const std::uint64_t cell = cell_shape[d];
+          cells *= (region[d].stop - 1) / cell - region[d].start / cell + 1;
+        }
+        pairs += cells;
+      }
+      EXPECT_LE(stats.chunks_decoded, stats.chunks_total - stats.chunks_missing);
+      EXPECT_LE(placer.stages, pairs);
       EXPECT_LE(placer.staged_bytes, (stats.chunks_total - stats.chunks_missing) * chunk_bytes_of(*impl));
       if (c.name.find("missing") != std::string::npos) {
         EXPECT_GT(stats.chunks_missing, 0u);
@@ -143,8 +155,19 @@ TEST(DevicePlacerReference, OnlyThePartOfAChunkThePatchesNeedIsStaged) {
   run_read_many(*impl, regions, got.layouts, Settings{}, &placer);
   EXPECT_TRUE(got.bytes[0] == expected[0]);
   EXPECT_EQ(placer.stages, 1u);
-  // From element (3, 2, 5) to (6, 9, 8) in C order: far less than the 64 KiB chunk.
-  EXPECT_EQ(placer.staged_bytes, ((6 * 32 * 32 + 9 * 32 + 8) - (3 * 32 * 32 + 2 * 32 + 5) + 1) * 2u);
+  // Its span, from element (3, 2, 5) to (6, 9, 8) in C order, is 25 times its own 256 bytes: the
+  // box is packed on the host and only its bytes go up.
+  EXPECT_EQ(placer.staged_bytes, 4u * 8u * 4u * 2u);
+
+  // Whole rows of dims 1 and 2: the span is the box, staged as it lies in the chunk.
+  const std::vector<Region> rows = {{{3, 7}, {0, 32}, {0, 32}}};
+  const auto expected_rows = expected_reads(c.array, rows, 0);
+  Buffers got_rows = host_buffers(rows, 2, 0);
+  test::HostPlacer row_placer(got_rows.layouts, small_batch(*impl));
+  run_read_many(*impl, rows, got_rows.layouts, Settings{}, &row_placer);
+  EXPECT_TRUE(got_rows.bytes[0] == expected_rows[0]);
+  EXPECT_EQ(row_placer.stages, 1u);
+  EXPECT_EQ(row_placer.staged_bytes, 4u * 32u * 32u * 2u);
 }
 
 // The device cache's policy through the host placer (its entries are host copies marked device 0).

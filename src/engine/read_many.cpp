@@ -425,6 +425,10 @@ class ManyJob {
     }
     // With the device cache on, whole chunks go up (and into it); else only the part needed.
     const ChunkSpan span = use_device_cache_ ? whole : chunk_span_of(all, metadata_.dtype.size);
+    if (!use_device_cache_ && should_pack(all, span)) {
+      produce_packed(worker, unit, all);
+      return;
+    }
     DeviceFetch fetch(*placer_, span, span.first == 0 && span.nbytes == staged_bytes_, boxes.size());
     DecodedChunkPtr chunk = unit.cached;
     if (chunk) {
@@ -450,6 +454,46 @@ class ManyJob {
     fetch.commit(staged_bytes_, all, insert ? &*insert : nullptr);
   }
 
+  // True when the span of the chunk the boxes cover (from the first byte one of them reads to the
+  // last) is more than twice their own bytes: a patch that takes a quarter of each row of a chunk
+  // would send four times its bytes over the bus. Such boxes are packed on the host instead.
+  bool should_pack(std::span<const ManyBox> boxes, const ChunkSpan& span) const {
+    std::uint64_t bytes = 0;
+    for (const ManyBox& many : boxes) bytes += many.box.num_elements() * metadata_.dtype.size;
+    return bytes * 2 < span.nbytes;
+  }
+
+  // The device path for boxes that cover little of their span: the chunk is read (only its
+  // needed span, for an uncompressed one) or decoded (only its needed prefix) on the host, and
+  // each box is packed into the staging by itself and placed from there.
+  void produce_packed(unsigned worker, Unit& unit, std::span<const ManyBox> boxes) {
+    DecodedChunkPtr chunk = unit.cached;
+    if (chunk) ++hits_;
+    else if (!unit.missing) chunk = array_.sharding ? fetch_inner(worker, unit, nullptr) : fetch_chunk(worker, unit, nullptr);
+    if (!chunk) {
+      ++missing_;
+      placer_->fill(boxes, metadata_.fill_value);
+      return;
+    }
+    const std::size_t element = metadata_.dtype.size;
+    for (const ManyBox& many : boxes) {
+      const std::uint64_t count = many.box.num_elements();
+      if (count == 0) continue;
+      ManyBox packed = many;  // the box as a whole "chunk" of its own shape
+      packed.box.chunk_shape = many.box.extent;
+      packed.box.offset_in_chunk = Extents{};
+      const std::uint64_t bytes = count * element;
+      DeviceFetch fetch(*placer_, ChunkSpan{0, bytes}, true, 1);
+      ChunkBox local = many.box;
+      local.offset_in_dest = Extents{};
+      copy_box_to_host(chunk->data.get(), local,
+                       DestinationLayout::contiguous(fetch.take().data(),
+                                                     std::span<const std::uint64_t>(many.box.extent.data(), many.box.rank),
+                                                     element));
+      fetch.commit(bytes, std::span<const ManyBox>(&packed, 1), nullptr);
+    }
+  }
+
   // A buffer to decode into: a new one when it will be cached, else the worker's own.
   std::shared_ptr<DecodedChunk> decode_target(unsigned worker) {
     const std::size_t bytes = static_cast<std::size_t>(staged_bytes_);
@@ -463,12 +507,17 @@ class ManyJob {
   // this read alone is decoded up to there. Everything when it will be cached.
   std::uint64_t needed_end(unsigned worker, const Unit& unit, const DeviceFetch* fetch) {
     if (use_cache_) return staged_bytes_;
-    if (fetch) return fetch->span.first + fetch->span.nbytes;
+    const ChunkSpan span = needed_span(worker, unit, fetch);
+    return span.first + span.nbytes;
+  }
+
+  // The bytes of the unit's chunk its boxes read (the fetch's span on the device path).
+  ChunkSpan needed_span(unsigned worker, const Unit& unit, const DeviceFetch* fetch) {
+    if (fetch) return fetch->span;
     std::vector<ManyBox>& boxes = states_[worker].span_boxes;
     boxes.clear();
     for (std::size_t i = unit.first; i < unit.last; ++i) boxes.push_back({box_for(unit, needs_[i]), needs_[i].region});
-    const ChunkSpan span = chunk_span_of(boxes, metadata_.dtype.size);
-    return span.first + span.nbytes;
+    return chunk_span_of(boxes, metadata_.dtype.size);
   }
 
   // Decodes `stored` into `target`, only its first `end` bytes where the codecs can stop early
@@ -545,7 +594,15 @@ class ManyJob {
     }
     auto target = decode_target(worker);
     if (array_.chain.is_identity()) {
-      file->read_all(std::span(target->data.get(), target->size));
+      if (file->size() != target->size)
+        throw Error(ErrorKind::corrupt_data,
+                    fmt::format("chunk is {} bytes, an uncompressed chunk of shape [{}] holds {}", file->size(),
+                                fmt::join(metadata_.chunk_shape, ", "), target->size));
+      // Only the bytes the regions read, unless the chunk is kept for later reads.
+      const ChunkSpan part = use_cache_ ? ChunkSpan{0, target->size} : needed_span(worker, unit, fetch);
+      file->read_exact(part.first, std::span(target->data.get() + part.first, static_cast<std::size_t>(part.nbytes)));
+      bytes_read_ += part.nbytes;
+      bytes_read_ -= file->size();  // counted whole above, before the codec was known
       ++decoded_;
     } else {
       if (file->size() > array_.chain.max_encoded_size())
