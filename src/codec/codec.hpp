@@ -84,12 +84,13 @@ class BytesToBytesCodec {
   // throwing only on chunks the chain would refuse anyway): the chain then needs no scratch copy
   // for it, which its memory estimate (CodecChain::decode_scratch_nbytes) counts on.
   virtual bool always_decodes_exactly() const { return false; }
-  // Decodes only the first prefix.size() bytes of what `encoded` decodes to (a chunk of
-  // `decoded_size` bytes), stopping early where the format allows: a read that needs the start
-  // of a chunk pays for that part. False, having promised nothing about `prefix`, when the codec
-  // cannot, or not for this encoding (decode() then takes the whole chunk). Error(corrupt_data)
-  // when the encoding is damaged before the prefix ends or decodes to fewer bytes.
-  virtual bool decode_prefix(ByteSpan /*encoded*/, MutableByteSpan /*prefix*/, std::uint64_t /*decoded_size*/) const {
+  // Decodes at least the first `needed` bytes of what `encoded` decodes to into `decoded` (room
+  // for the whole chunk), stopping early where the format allows: a read that needs the start of
+  // a chunk pays for about that part. Bytes past `needed` may be written too. False, having
+  // promised nothing about `decoded`, when the codec cannot, or not for this encoding (decode()
+  // then takes the whole chunk). Error(corrupt_data) when the encoding is damaged before
+  // `needed` bytes are decoded, or decodes to fewer.
+  virtual bool decode_prefix(ByteSpan /*encoded*/, MutableByteSpan /*decoded*/, std::size_t /*needed*/) const {
     return false;
   }
   virtual void encode(ByteSpan decoded, ByteBuffer& encoded) const = 0;
@@ -118,11 +119,12 @@ class CodecChain {
 
   // Decodes one stored chunk into `decoded` (decoded_spec().nbytes(), C order, native order).
   void decode(ByteSpan encoded, MutableByteSpan decoded, Scratch& scratch) const;
-  // The first prefix.size() bytes of what decode() would write, decoding no further than the
-  // chain's last codec needs to (BytesToBytesCodec::decode_prefix): true when done; false, having
-  // promised nothing, when the chain cannot (array->array codecs, a byte swap, a compressor that
-  // decodes whole chunks only), and the caller decodes the whole chunk instead.
-  bool decode_prefix(ByteSpan encoded, MutableByteSpan prefix, Scratch& scratch) const;
+  // At least the first `needed` bytes of what decode() would write into `decoded` (room for the
+  // whole chunk), decoding no further than the chain's last codec needs to
+  // (BytesToBytesCodec::decode_prefix): true when done; false, having promised nothing, when the
+  // chain cannot (array->array codecs, a byte swap, a compressor that decodes whole chunks only),
+  // and the caller decodes the whole chunk instead.
+  bool decode_prefix(ByteSpan encoded, MutableByteSpan decoded, std::size_t needed, Scratch& scratch) const;
   // Encodes one chunk (C order, native order); used by tests, fuzz seeds and the sample writer.
   ByteBuffer encode(ByteSpan decoded) const;
 

@@ -170,11 +170,12 @@ void CodecChain::decode(ByteSpan encoded, MutableByteSpan decoded, Scratch& scra
   }
 }
 
-bool CodecChain::decode_prefix(ByteSpan encoded, MutableByteSpan prefix, Scratch& scratch) const {
+bool CodecChain::decode_prefix(ByteSpan encoded, MutableByteSpan decoded, std::size_t needed, Scratch& scratch) const {
   const std::uint64_t whole = decoded_.nbytes();
-  if (prefix.size() > whole)
+  if (decoded.size() != whole || needed > whole)
     throw Error(ErrorKind::invalid_argument,
-                fmt::format("decode_prefix: {} bytes asked of a {} byte chunk", prefix.size(), whole));
+                fmt::format("decode_prefix: {} bytes asked of a {} byte chunk, into {} bytes", needed, whole,
+                            decoded.size()));
   // Only a compressor right before a native-order `bytes` codec stops early: anything between
   // them (a transpose, a filter, a byte swap) needs the whole chunk.
   if (!a2a_.empty() || !a2b_->is_identity() || b2b_.empty() || b2b_.size() > 16) return false;
@@ -190,7 +191,7 @@ bool CodecChain::decode_prefix(ByteSpan encoded, MutableByteSpan prefix, Scratch
     b2b_[i]->decode(bytes, out, bounds[i]);
     bytes = ByteSpan(out.data(), out.size());
   }
-  return b2b_[0]->decode_prefix(bytes, prefix, whole);
+  return b2b_[0]->decode_prefix(bytes, decoded, needed);
 }
 
 ByteBuffer CodecChain::encode(ByteSpan decoded) const {

@@ -4,6 +4,9 @@
 #include <new>
 
 #include <fmt/format.h>
+// The bufferless block-by-block calls (ZSTD_decompressBegin, ZSTD_decompressContinue) that let a
+// prefix decode stop between blocks: exported by the shared library, declared as static-only.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -17,22 +20,6 @@ ZSTD_DCtx* thread_decompression_context() {
   thread_local const std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> context(ZSTD_createDCtx(), &ZSTD_freeDCtx);
   if (!context) throw std::bad_alloc();
   return context.get();
-}
-
-// Prefix decoding streams, with a window bounded per chunk (a parameter the one-shot calls above
-// should not inherit): its own context.
-ZSTD_DStream* thread_prefix_stream() {
-  thread_local const std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> stream(ZSTD_createDStream(),
-                                                                                      &ZSTD_freeDStream);
-  if (!stream) throw std::bad_alloc();
-  return stream.get();
-}
-
-// The smallest window log (zstd's minimum 10) whose window holds `bytes`.
-int window_log_for(std::uint64_t bytes) {
-  int log = 10;
-  while (log < 31 && (std::uint64_t{1} << log) < bytes) ++log;
-  return log;
 }
 
 ZSTD_CCtx* thread_compression_context() {
@@ -80,34 +67,38 @@ class ZstdCodec final : public BytesToBytesCodec {
     return true;
   }
 
-  // Streams frame after frame into `prefix` and stops once it is full: the blocks after it are
-  // never decoded. A frame with a content checksum is left to decode(), which verifies it over the
-  // whole frame.
-  bool decode_prefix(ByteSpan encoded, MutableByteSpan prefix, std::uint64_t decoded_size) const override {
-    const FrameSurvey survey = survey_frames(encoded, decoded_size);
+  // Decodes block after block straight into `decoded` (zstd's bufferless API: the blocks before
+  // are the window, in place) and stops at the first block boundary past `needed`: the blocks
+  // after it are never decoded. A frame with a content checksum is left to decode(), which
+  // verifies it over the whole frame.
+  bool decode_prefix(ByteSpan encoded, MutableByteSpan decoded, std::size_t needed) const override {
+    const FrameSurvey survey = survey_frames(encoded, decoded.size());
     if (survey.any_checksum) return false;
-    if (prefix.empty()) return true;
-    ZSTD_DStream* stream = thread_prefix_stream();
-    ZSTD_DCtx_reset(stream, ZSTD_reset_session_and_parameters);
-    // The window a frame may ask for is bounded by the chunk: a hostile header cannot make the
-    // decoder reserve more.
-    check_decode(ZSTD_DCtx_setParameter(stream, ZSTD_d_windowLogMax, window_log_for(decoded_size)));
-    ZSTD_inBuffer in{encoded.data(), encoded.size(), 0};
-    ZSTD_outBuffer out{prefix.data(), prefix.size(), 0};
-    while (out.pos < out.size) {
-      const std::size_t in_before = in.pos;
-      const std::size_t out_before = out.pos;
-      const std::size_t hint = ZSTD_decompressStream(stream, &out, &in);
-      // A streaming writer's frame may ask for a window larger than the chunk (valid, as
-      // decode() shows): left to decode(), which needs no window beyond its output.
-      if (ZSTD_getErrorCode(hint) == ZSTD_error_frameParameter_windowTooLarge) return false;
-      check_decode(hint);
-      if (hint == 0 && in.pos == in.size) break;  // the last frame is complete
-      if (in.pos == in_before && out.pos == out_before) break;  // input used up inside a frame
+    if (needed == 0) return true;
+    ZSTD_DCtx* context = thread_decompression_context();
+    ZSTD_DCtx_reset(context, ZSTD_reset_session_only);
+    check_decode(ZSTD_decompressBegin(context));
+    std::size_t in = 0;
+    std::size_t out = 0;
+    while (out < needed) {
+      std::size_t step = ZSTD_nextSrcSizeToDecompress(context);
+      if (step == 0) {  // a frame ended: the next one starts, or the chunk is done
+        if (in == encoded.size()) break;
+        check_decode(ZSTD_decompressBegin(context));
+        step = ZSTD_nextSrcSizeToDecompress(context);
+      }
+      if (step > encoded.size() - in)
+        throw_corrupt(name_, fmt::format("a frame needs {} more bytes at byte {} of {}", step, in, encoded.size()));
+      const std::size_t written =
+          ZSTD_decompressContinue(context, decoded.data() + out, decoded.size() - out, encoded.data() + in, step);
+      if (ZSTD_getErrorCode(written) == ZSTD_error_dstSize_tooSmall)
+        throw_corrupt(name_, fmt::format("decodes to more than the {} bytes this chunk can hold", decoded.size()));
+      check_decode(written);
+      in += step;
+      out += written;
     }
-    if (out.pos < out.size)
-      throw_corrupt(name_, fmt::format("decodes to {} bytes, fewer than the {} asked of this chunk", out.pos,
-                                       out.size));
+    if (out < needed)
+      throw_corrupt(name_, fmt::format("decodes to {} bytes, fewer than the {} asked of this chunk", out, needed));
     return true;
   }
 

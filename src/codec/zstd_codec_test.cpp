@@ -169,11 +169,13 @@ TEST(ZstdCodec, BadConfigurationIsInvalidMetadata) {
 
 // ---- Prefix decoding: a read that needs the start of a chunk decodes no further ----------------
 
+// The first n bytes decode_prefix leaves in a whole chunk's room.
 ByteBuffer prefix_of(const CodecChain& chain, ByteSpan encoded, std::size_t n, bool* done) {
-  ByteBuffer prefix(n, std::byte{0xEE});
+  ByteBuffer room(static_cast<std::size_t>(chain.decoded_spec().nbytes()), std::byte{0xEE});
   Scratch scratch;
-  *done = chain.decode_prefix(encoded, prefix, scratch);
-  return prefix;
+  *done = chain.decode_prefix(encoded, room, n, scratch);
+  room.resize(n);
+  return room;
 }
 
 TEST(ZstdCodec, PrefixDecodingEqualsTheStartOfTheWholeChunk) {
@@ -213,7 +215,7 @@ TEST(ZstdCodec, PrefixDecodingCrossesFramesAndUndeclaredSizes) {
   }
 }
 
-TEST(ZstdCodec, PrefixDecodingLeavesChecksumsWindowsAndOtherChainsToTheWholeDecode) {
+TEST(ZstdCodec, PrefixDecodingLeavesChecksumsAndOtherChainsToTheWholeDecode) {
   ArraySpec spec = make_spec({100000}, dtype("uint16"));
   auto data = sample_data(spec);
   bool done = true;
@@ -234,7 +236,8 @@ TEST(ZstdCodec, PrefixDecodingLeavesChecksumsWindowsAndOtherChainsToTheWholeDeco
   done = true;
   prefix_of(transposed, transposed.encode(data), 1000, &done);
   EXPECT_FALSE(done);
-  // A frame asking for a window beyond the chunk (a streaming writer's) is valid: decode() takes it.
+  // A frame asking for a window beyond the chunk (a streaming writer's) is valid, and decoded in
+  // place like the others.
   std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
   ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
   ZSTD_CCtx_setParameter(context.get(), ZSTD_c_windowLog, 27);
@@ -245,10 +248,17 @@ TEST(ZstdCodec, PrefixDecodingLeavesChecksumsWindowsAndOtherChainsToTheWholeDeco
   ASSERT_EQ(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_end), 0u);
   frame.resize(output.pos);
   CodecChain plain = make_chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd"}])", spec);
-  done = true;
-  prefix_of(plain, frame, 1000, &done);
-  EXPECT_FALSE(done);
+  done = false;
+  ByteBuffer got = prefix_of(plain, frame, 1000, &done);
+  EXPECT_TRUE(done);  // decoded in place: no window to reserve
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin()));
   EXPECT_EQ(decode_chunk(plain, frame), data);
+}
+
+ByteBuffer two_chunks(const std::vector<std::byte>& data) {
+  ByteBuffer both(data.begin(), data.end());
+  both.insert(both.end(), data.begin(), data.end());
+  return both;
 }
 
 TEST(ZstdCodec, PrefixDecodingOfDamagedChunksFailsCleanly) {
@@ -273,10 +283,16 @@ TEST(ZstdCodec, PrefixDecodingOfDamagedChunksFailsCleanly) {
       EXPECT_EQ(e.kind(), ErrorKind::corrupt_data) << e.what();
     }
   }
-  // More than the chunk holds is the caller's mistake.
-  ByteBuffer too_long(data.size() + 1);
+  // More than the chunk holds, or room for less, is the caller's mistake.
+  ByteBuffer room(data.size());
+  ByteBuffer small(data.size() - 1);
   Scratch scratch;
-  expect_error(ErrorKind::invalid_argument, {"decode_prefix"}, [&] { chain.decode_prefix(encoded, too_long, scratch); });
+  expect_error(ErrorKind::invalid_argument, {"decode_prefix"},
+               [&] { chain.decode_prefix(encoded, room, data.size() + 1, scratch); });
+  expect_error(ErrorKind::invalid_argument, {"decode_prefix"}, [&] { chain.decode_prefix(encoded, small, 10, scratch); });
+  // A frame that decodes to more than the chunk holds.
+  ByteBuffer doubled = zstd_frame(ByteSpan(two_chunks(data)));
+  expect_error(ErrorKind::corrupt_data, {"zstd"}, [&] { prefix_of(chain, doubled, data.size(), &done); });
 }
 
 }  // namespace

@@ -523,8 +523,8 @@ class ManyJob {
   // Decodes `stored` into `target`, only its first `end` bytes where the codecs can stop early
   // (a patch in the first half of a zstd chunk decodes about half of it).
   void decode_needed(unsigned worker, std::span<const std::byte> stored, DecodedChunk& target, std::uint64_t end) {
-    if (end < target.size && staged_chain_->decode_prefix(stored, std::span(target.data.get(), static_cast<std::size_t>(end)),
-                                                          states_[worker].buffers->codec)) {
+    if (end < target.size && staged_chain_->decode_prefix(stored, std::span(target.data.get(), target.size),
+                                                          static_cast<std::size_t>(end), states_[worker].buffers->codec)) {
       ++decoded_;
       return;
     }
