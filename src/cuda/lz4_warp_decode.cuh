@@ -1,0 +1,181 @@
+// Warp-cooperative LZ4 block decoding (device code, included by the kernels' .cu files only): the
+// 32 lanes of one warp decode one LZ4 block together. The format is sequential (each sequence's
+// position depends on the lengths before it), so every lane parses the same tokens and lengths
+// redundantly: they read the same input bytes (one broadcast load), compute the same values and so
+// take the same branches, and no shuffles are needed. The byte copies, where the time goes on
+// long runs, are split across the lanes, 32 bytes (literals: 128) a step.
+//
+// The decoding rules and every bounds check are those of codec::portable::lz4_decode_block, in
+// the same order, so a block gets the same status and bytes as there (the tests compare the two
+// over the same inputs); nothing outside [src, src + src_size) and [dst, dst + dst_capacity) is
+// read or written, and each loop trip consumes input, so hostile bytes end in a status.
+//
+// Warp-synchronous rules this code keeps:
+//   - all 32 lanes call these functions together, with the same arguments (the caller picks one
+//     job per warp), and stay converged through every branch on parsed values (those are the
+//     same in every lane, as src is not written while the kernel runs);
+//   - copy loops run the same number of trips in every lane (a step's lanes past the end are
+//     masked inside the trip, never by leaving the loop early);
+//   - a match reads output bytes that other lanes wrote (earlier literals and matches): a
+//     __syncwarp() (a memory barrier among the warp's lanes) comes between those writes and the
+//     match's reads. Within one match no lane reads what another writes: each output byte is taken
+//     from the bytes before the match, period `offset` (dst[k] = from[k % offset]), which is what
+//     the byte-by-byte rule gives when the offset is shorter than the length.
+#pragma once
+
+#include <cstdint>
+
+#include "codec/portable/decode_status.hpp"
+#include "codec/portable/lz4_block.hpp"
+
+namespace zarrdirect::cuda::warp {
+
+constexpr unsigned kWarpSize = 32;
+
+// Copies n input bytes (src is read-only for the whole kernel: loads through the read-only
+// cache) to dst. Steps of 128 bytes: each lane loads 4 bytes 32 apart before storing them, so a
+// long run keeps 4 loads in flight per lane. Every lane runs every trip.
+__device__ inline void copy_input(const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ dst,
+                                  std::uint64_t n, unsigned lane) {
+  std::uint64_t base = 0;
+  for (; base + 4 * kWarpSize <= n; base += 4 * kWarpSize) {
+    std::uint8_t b[4];
+#pragma unroll
+    for (unsigned j = 0; j < 4; ++j) b[j] = __ldg(src + base + lane + j * kWarpSize);
+#pragma unroll
+    for (unsigned j = 0; j < 4; ++j) dst[base + lane + j * kWarpSize] = b[j];
+  }
+  for (; base < n; base += kWarpSize) {
+    const std::uint64_t k = base + lane;
+    if (k < n) dst[k] = __ldg(src + k);
+  }
+}
+
+// The match copy: dst[k] = dst[k - offset] for k in [0, length), with 1 <= offset (checked by the
+// caller against the bytes already written). Reads only bytes before dst, which the caller has
+// made visible with __syncwarp(); plain loads (not the read-only cache: dst is written by this
+// kernel).
+__device__ inline void copy_match(std::uint8_t* dst, std::uint64_t offset, std::uint64_t length, unsigned lane) {
+  const std::uint8_t* from = dst - offset;
+  if (offset >= length) {  // no overlap: a plain copy from before dst
+    for (std::uint64_t base = 0; base < length; base += kWarpSize) {
+      const std::uint64_t k = base + lane;
+      if (k < length) dst[k] = from[k];
+    }
+    return;
+  }
+  // Overlap: the output repeats the `offset` bytes before it. r is k % offset for this lane's k,
+  // advanced by 32 % offset a step (r and the advance are below offset, so one subtraction keeps
+  // it in range). offset < length here, and LZ4 offsets are below 65536.
+  const auto period = static_cast<std::uint32_t>(offset);
+  std::uint32_t r = lane % period;
+  const std::uint32_t advance = kWarpSize % period;
+  for (std::uint64_t base = 0; base < length; base += kWarpSize) {
+    const std::uint64_t k = base + lane;
+    if (k < length) dst[k] = from[r];
+    r += advance;
+    if (r >= period) r -= period;
+  }
+}
+
+// Decodes one LZ4 block of src_size bytes into at most dst_capacity bytes: the warp version of
+// codec::portable::lz4_decode_block (same statuses, same bytes, same `written`). Called by all 32
+// lanes of a warp with the same arguments; returns the same outcome in every lane. src and dst
+// must not overlap; dst's bytes are complete for other threads only after the kernel (or a
+// __syncwarp() for the warp's own lanes).
+__device__ inline codec::portable::DecodeOutcome lz4_decode_block(const std::uint8_t* __restrict__ src,
+                                                                  std::uint64_t src_size, std::uint8_t* dst,
+                                                                  std::uint64_t dst_capacity, unsigned lane) {
+  using codec::portable::DecodeStatus;
+  using namespace codec::portable::lz4_detail;
+  codec::portable::DecodeOutcome result;
+  if (src_size == 0) {
+    result.status = DecodeStatus::truncated;
+    return result;
+  }
+  if (dst_capacity == 0) {
+    result.status = (src_size == 1 && __ldg(src) == 0) ? DecodeStatus::ok : DecodeStatus::output_overflow;
+    return result;
+  }
+  std::uint64_t ip = 0;
+  std::uint64_t op = 0;
+  for (;;) {
+    if (ip >= src_size) {
+      result.status = DecodeStatus::truncated;
+      return result;
+    }
+    const std::uint32_t token = __ldg(src + ip++);
+
+    std::uint64_t literals = token >> 4;
+    if (literals == 15) {
+      if (ip + 15 >= src_size) {
+        result.status = DecodeStatus::truncated;
+        return result;
+      }
+      std::uint32_t extra = 255;
+      do {
+        extra = __ldg(src + ip++);
+        literals += extra;
+        if (ip + 15 > src_size) {
+          result.status = DecodeStatus::truncated;
+          return result;
+        }
+      } while (extra == 255);
+    }
+
+    // The last sequence (see the portable decoder for the rule).
+    if (op + literals + kMatchFindLimit > dst_capacity || ip + literals + kInputMargin > src_size) {
+      if (ip + literals > src_size) {
+        result.status = DecodeStatus::truncated;
+        return result;
+      }
+      if (op + literals > dst_capacity) {
+        result.status = DecodeStatus::output_overflow;
+        return result;
+      }
+      if (ip + literals != src_size) {
+        result.status = DecodeStatus::corrupt;
+        return result;
+      }
+      copy_input(src + ip, dst + op, literals, lane);
+      result.written = op + literals;
+      return result;
+    }
+    copy_input(src + ip, dst + op, literals, lane);
+    ip += literals;
+    op += literals;
+
+    // In bounds: kInputMargin bytes were left after the literals.
+    const std::uint64_t offset =
+        static_cast<std::uint64_t>(__ldg(src + ip)) | (static_cast<std::uint64_t>(__ldg(src + ip + 1)) << 8);
+    ip += 2;
+    if (offset == 0 || offset > op) {
+      result.status = DecodeStatus::corrupt;
+      return result;
+    }
+    std::uint64_t length = token & 15u;
+    if (length == 15) {
+      std::uint32_t extra = 255;
+      do {
+        extra = __ldg(src + ip++);
+        length += extra;
+        if (ip + kLastLiterals - 1 > src_size) {
+          result.status = DecodeStatus::truncated;
+          return result;
+        }
+      } while (extra == 255);
+    }
+    length += kMinMatch;
+    if (op + length + kLastLiterals > dst_capacity) {
+      result.status = DecodeStatus::output_overflow;
+      return result;
+    }
+    // The match reads bytes other lanes wrote (these literals, earlier sequences): make them
+    // visible. Every lane reaches this point together (uniform control flow above).
+    __syncwarp();
+    copy_match(dst + op, offset, length, lane);
+    op += length;
+  }
+}
+
+}  // namespace zarrdirect::cuda::warp
