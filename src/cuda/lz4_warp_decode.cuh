@@ -40,9 +40,7 @@ __device__ inline void copy_input(const std::uint8_t* __restrict__ src, std::uin
   std::uint64_t base = 0;
   for (; base + 4 * kWarpSize <= n; base += 4 * kWarpSize) {
     std::uint8_t b[4];
-#pragma unroll
     for (unsigned j = 0; j < 4; ++j) b[j] = __ldg(src + base + lane + j * kWarpSize);
-#pragma unroll
     for (unsigned j = 0; j < 4; ++j) dst[base + lane + j * kWarpSize] = b[j];
   }
   for (; base < n; base += kWarpSize) {
