@@ -95,15 +95,15 @@ __device__ inline codec::portable::DecodeOutcome lz4_decode_block(const std::uin
     result.status = (src_size == 1 && __ldg(src) == 0) ? DecodeStatus::ok : DecodeStatus::output_overflow;
     return result;
   }
-  std::uint64_t ip = 0;
+  // The token of the next sequence is loaded with the current sequence's offset, before its
+  // copies, so that the loads a sequence waits for are issued together. (The portable decoder's
+  // "input ends before a token" check never fires past the first token: a sequence that is not the
+  // last leaves its offset and at least 6 more bytes, or, with a length extension, at least 4;
+  // the first token exists because src_size > 0.)
+  std::uint64_t ip = 1;
   std::uint64_t op = 0;
+  std::uint32_t token = __ldg(src);
   for (;;) {
-    if (ip >= src_size) {
-      result.status = DecodeStatus::truncated;
-      return result;
-    }
-    const std::uint32_t token = __ldg(src + ip++);
-
     std::uint64_t literals = token >> 4;
     if (literals == 15) {
       if (ip + 15 >= src_size) {
@@ -139,30 +139,40 @@ __device__ inline codec::portable::DecodeOutcome lz4_decode_block(const std::uin
       result.written = op + literals;
       return result;
     }
+    // In bounds: kInputMargin (8) bytes were left after the literals. `after` is the next token,
+    // or the first byte of this match's length extension.
+    const std::uint64_t at = ip + literals;
+    const std::uint64_t offset =
+        static_cast<std::uint64_t>(__ldg(src + at)) | (static_cast<std::uint64_t>(__ldg(src + at + 1)) << 8);
+    std::uint32_t after = __ldg(src + at + 2);
     copy_input(src + ip, dst + op, literals, lane);
-    ip += literals;
+    ip = at + 2;
     op += literals;
 
-    // In bounds: kInputMargin bytes were left after the literals.
-    const std::uint64_t offset =
-        static_cast<std::uint64_t>(__ldg(src + ip)) | (static_cast<std::uint64_t>(__ldg(src + ip + 1)) << 8);
-    ip += 2;
     if (offset == 0 || offset > op) {
       result.status = DecodeStatus::corrupt;
       return result;
     }
     std::uint64_t length = token & 15u;
     if (length == 15) {
-      std::uint32_t extra = 255;
-      do {
+      std::uint32_t extra = after;
+      ++ip;
+      length += extra;
+      if (ip + kLastLiterals - 1 > src_size) {
+        result.status = DecodeStatus::truncated;
+        return result;
+      }
+      while (extra == 255) {
         extra = __ldg(src + ip++);
         length += extra;
         if (ip + kLastLiterals - 1 > src_size) {
           result.status = DecodeStatus::truncated;
           return result;
         }
-      } while (extra == 255);
+      }
+      after = __ldg(src + ip);  // in bounds: ip + 4 <= src_size
     }
+    ++ip;  // past the next token, `after`
     length += kMinMatch;
     if (op + length + kLastLiterals > dst_capacity) {
       result.status = DecodeStatus::output_overflow;
@@ -173,6 +183,7 @@ __device__ inline codec::portable::DecodeOutcome lz4_decode_block(const std::uin
     __syncwarp();
     copy_match(dst + op, offset, length, lane);
     op += length;
+    token = after;
   }
 }
 

@@ -207,11 +207,13 @@ TEST(Lz4WarpDecode, EmulatedWarpOverlappingMatches) {
 TEST(Lz4WarpDecode, EmulatedWarpDamagedBlocks) {
   EmulatedWarp emulated;
   std::mt19937 rng(23);
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 800; ++i) {
     SCOPED_TRACE(testing::Message() << "input " << i);
-    const std::size_t n = 1 + rng() % 2000;
+    const std::size_t n = 1 + rng() % 1500;
     Bytes data(n);
-    for (std::size_t k = 0; k < n; ++k) data[k] = static_cast<std::uint8_t>(k % 13 + (rng() % 9 == 0 ? rng() : 0));
+    // Runs and periods (long length extensions) with stray bytes (literal runs).
+    for (std::size_t k = 0; k < n; ++k)
+      data[k] = static_cast<std::uint8_t>(i % 8 < 4 ? k % 13 + (rng() % 9 == 0 ? rng() : 0) : (k / 300) + (rng() % 97 == 0 ? rng() : 0));
     Bytes block = compress(data, false);
     std::size_t capacity = n;
     switch (i % 4) {
