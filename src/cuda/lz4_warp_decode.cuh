@@ -3,7 +3,8 @@
 // position depends on the lengths before it), so every lane parses the same tokens and lengths
 // redundantly: they read the same input bytes (one broadcast load), compute the same values and so
 // take the same branches, and no shuffles are needed. The byte copies, where the time goes on
-// long runs, are split across the lanes, 32 bytes (literals: 128) a step.
+// long runs, are split across the lanes: 128 bytes a step (4 in flight per lane), and long literal
+// runs (raw blosc streams among them) 4 bytes a lane, 512 a step.
 //
 // The decoding rules and every bounds check are those of codec::portable::lz4_decode_block, in
 // the same order, so a block gets the same status and bytes as there (the tests compare the two
@@ -24,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "codec/portable/decode_status.hpp"
 #include "codec/portable/lz4_block.hpp"
@@ -32,11 +34,33 @@ namespace zarrdirect::cuda::warp {
 
 constexpr unsigned kWarpSize = 32;
 
-// Copies n input bytes (src is read-only for the whole kernel: loads through the read-only
-// cache) to dst. Steps of 128 bytes: each lane loads 4 bytes 32 apart before storing them, so a
-// long run keeps 4 loads in flight per lane. Every lane runs every trip.
-__device__ inline void copy_input(const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ dst,
-                                  std::uint64_t n, unsigned lane) {
+// Runs this long and longer are copied 4 bytes a lane (copy_input).
+constexpr std::uint64_t kWordCopyMin = 64;
+
+// Aligned 4-byte accesses (p a multiple of 4). The host build of this header (the emulated-warp
+// test) reads the 4 bytes one by one, little-endian as the GPU, so that its __ldg sees each byte
+// read, and writes through memcpy, which has no aliasing or alignment rules to break.
+__device__ inline std::uint32_t load_input_word(const std::uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(reinterpret_cast<const unsigned int*>(p));
+#else
+  return static_cast<std::uint32_t>(__ldg(p)) | (static_cast<std::uint32_t>(__ldg(p + 1)) << 8) |
+         (static_cast<std::uint32_t>(__ldg(p + 2)) << 16) | (static_cast<std::uint32_t>(__ldg(p + 3)) << 24);
+#endif
+}
+__device__ inline void store_word(std::uint8_t* p, std::uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<std::uint32_t*>(p) = v;
+#else
+  std::memcpy(p, &v, 4);
+#endif
+}
+
+// Copies n bytes a byte a lane, 128 a step: each lane loads 4 bytes 32 apart before storing them,
+// so a long run keeps 4 loads in flight per lane. Every lane runs every trip. src is read-only
+// for the whole kernel (loads through the read-only cache).
+__device__ inline void copy_input_bytes(const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ dst,
+                                        std::uint64_t n, unsigned lane) {
   std::uint64_t base = 0;
   for (; base + 4 * kWarpSize <= n; base += 4 * kWarpSize) {
     std::uint8_t b[4];
@@ -49,30 +73,97 @@ __device__ inline void copy_input(const std::uint8_t* __restrict__ src, std::uin
   }
 }
 
+// Copies n input bytes to dst (literal runs, raw blosc streams). Long runs go 4 bytes a lane:
+// aligned words are stored to dst, each made of the two aligned source words that hold its bytes
+// (src and dst rarely share an alignment), 512 bytes a step; the bytes before the first aligned
+// word and after the last go a byte a lane. Reads stay inside [src, src + n): the first word
+// starts at or after src, and the word loop stops where the next source word would end past it.
+// No lane reads what another writes, so no synchronization.
+__device__ inline void copy_input(const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ dst,
+                                  std::uint64_t n, unsigned lane) {
+  if (n < kWordCopyMin) {
+    copy_input_bytes(src, dst, n, lane);
+    return;
+  }
+  // head: bytes before dst + head is aligned and the source word of its bytes starts at or after src.
+  const auto dst_misalign = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(dst) & 3u);
+  unsigned head = (4u - dst_misalign) & 3u;
+  const auto shift = static_cast<unsigned>((reinterpret_cast<std::uintptr_t>(src) + head) & 3u);
+  if (head < shift) head += 4;  // below 8 < kWordCopyMin <= n
+  const std::uint8_t* const from = src + head - shift;  // aligned, >= src
+  std::uint64_t words = (n - head) / 4;
+  if (shift != 0) {  // word w also reads from + 4w + 4 .. + 8, which must end inside the run
+    const std::uint64_t avail = n - (head - shift);
+    const std::uint64_t fit = avail >= 8 ? (avail - 8) / 4 + 1 : 0;
+    words = words < fit ? words : fit;
+  }
+  if (lane < head) dst[lane] = __ldg(src + lane);
+  const unsigned low = 8 * shift;
+  for (std::uint64_t base = 0; base < words; base += 4 * kWarpSize) {
+    std::uint32_t v[4];
+    for (unsigned j = 0; j < 4; ++j) {
+      const std::uint64_t w = base + lane + j * kWarpSize;
+      v[j] = 0;
+      if (w < words) {
+        const std::uint32_t lo = load_input_word(from + 4 * w);
+        v[j] = shift == 0 ? lo : (lo >> low) | (load_input_word(from + 4 * w + 4) << (32 - low));
+      }
+    }
+    for (unsigned j = 0; j < 4; ++j) {
+      const std::uint64_t w = base + lane + j * kWarpSize;
+      if (w < words) store_word(dst + head + 4 * w, v[j]);
+    }
+  }
+  const std::uint64_t done = head + 4 * words;
+  copy_input_bytes(src + done, dst + done, n - done, lane);
+}
+
 // The match copy: dst[k] = dst[k - offset] for k in [0, length), with 1 <= offset (checked by the
 // caller against the bytes already written). Reads only bytes before dst, which the caller has
 // made visible with __syncwarp(); plain loads (not the read-only cache: dst is written by this
-// kernel).
+// kernel). 128 bytes a step, 4 loads in flight per lane before their stores (all loads read
+// before dst, so no store of the step can change them).
 __device__ inline void copy_match(std::uint8_t* dst, std::uint64_t offset, std::uint64_t length, unsigned lane) {
   const std::uint8_t* from = dst - offset;
   if (offset >= length) {  // no overlap: a plain copy from before dst
-    for (std::uint64_t base = 0; base < length; base += kWarpSize) {
-      const std::uint64_t k = base + lane;
-      if (k < length) dst[k] = from[k];
+    for (std::uint64_t base = 0; base < length; base += 4 * kWarpSize) {
+      std::uint8_t b[4];
+      for (unsigned j = 0; j < 4; ++j) {
+        const std::uint64_t k = base + lane + j * kWarpSize;
+        b[j] = k < length ? from[k] : 0;
+      }
+      for (unsigned j = 0; j < 4; ++j) {
+        const std::uint64_t k = base + lane + j * kWarpSize;
+        if (k < length) dst[k] = b[j];
+      }
     }
     return;
   }
-  // Overlap: the output repeats the `offset` bytes before it. r is k % offset for this lane's k,
-  // advanced by 32 % offset a step (r and the advance are below offset, so one subtraction keeps
-  // it in range). offset < length here, and LZ4 offsets are below 65536.
+  // Overlap: the output repeats the `offset` bytes before it, dst[k] = from[k % offset]. r[j] is
+  // that remainder for this lane's j-th byte of a step, advanced by 128 % offset a step (r and the
+  // advance are below offset, so one subtraction keeps it in range). offset < length here, and
+  // LZ4 offsets are below 65536.
   const auto period = static_cast<std::uint32_t>(offset);
-  std::uint32_t r = lane % period;
-  const std::uint32_t advance = kWarpSize % period;
-  for (std::uint64_t base = 0; base < length; base += kWarpSize) {
-    const std::uint64_t k = base + lane;
-    if (k < length) dst[k] = from[r];
-    r += advance;
-    if (r >= period) r -= period;
+  const std::uint32_t next32 = kWarpSize % period;
+  const std::uint32_t advance = (4 * kWarpSize) % period;
+  std::uint32_t r[4];
+  r[0] = lane % period;
+  for (unsigned j = 1; j < 4; ++j) {
+    r[j] = r[j - 1] + next32;
+    if (r[j] >= period) r[j] -= period;
+  }
+  for (std::uint64_t base = 0; base < length; base += 4 * kWarpSize) {
+    std::uint8_t b[4];
+    for (unsigned j = 0; j < 4; ++j) {
+      const std::uint64_t k = base + lane + j * kWarpSize;
+      b[j] = k < length ? from[r[j]] : 0;
+    }
+    for (unsigned j = 0; j < 4; ++j) {
+      const std::uint64_t k = base + lane + j * kWarpSize;
+      if (k < length) dst[k] = b[j];
+      r[j] += advance;
+      if (r[j] >= period) r[j] -= period;
+    }
   }
 }
 

@@ -27,8 +27,16 @@ namespace {
 void emulated_syncwarp();
 }
 inline void __syncwarp(unsigned = 0xffffffffu) { emulated_syncwarp(); }
+// Input reads go through __ldg: the copy test checks each against the range a copy may read.
+namespace {
+const std::uint8_t* g_read_lo = nullptr;
+const std::uint8_t* g_read_hi = nullptr;
+bool g_read_outside = false;
+}  // namespace
 template <typename T>
 T __ldg(const T* p) {
+  const auto* byte = reinterpret_cast<const std::uint8_t*>(p);
+  if (g_read_lo != nullptr && (byte < g_read_lo || byte + sizeof(T) > g_read_hi)) g_read_outside = true;
   return *p;
 }
 #include "cuda/lz4_warp_decode.cuh"
@@ -174,6 +182,49 @@ Bytes block_with_match(const Bytes& literals, std::size_t offset, std::size_t le
   if (tail.size() >= 15) put_length(out, tail.size() - 15);
   out.insert(out.end(), tail.begin(), tail.end());
   return out;
+}
+
+// copy_input (literal runs, raw streams) at every alignment of source and destination and every
+// length around the word path's limits: the bytes arrive, nothing around the destination changes,
+// and no byte outside the source run is read. copy_match against the byte-by-byte rule for every
+// short offset and lengths around the steps.
+TEST(Lz4WarpDecode, EmulatedWarpCopies) {
+  EmulatedWarp emulated;
+  std::mt19937 rng(24);
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 0; n <= 300; ++n) lengths.push_back(n);
+  for (const std::size_t n : {511u, 512u, 513u, 515u, 1000u, 4099u, 70001u}) lengths.push_back(n);
+  for (const std::size_t n : lengths)
+    for (std::size_t src_misalign = 0; src_misalign < 4; ++src_misalign)
+      for (std::size_t dst_misalign = 0; dst_misalign < 4; ++dst_misalign) {
+        SCOPED_TRACE(testing::Message() << "n " << n << " src +" << src_misalign << " dst +" << dst_misalign);
+        const Bytes source = random_bytes(n + 16, rng);
+        Bytes target(n + 16, 0xab);
+        const std::uint8_t* src = source.data() + 4 + src_misalign;
+        std::uint8_t* dst = target.data() + 4 + dst_misalign;
+        g_read_lo = src;
+        g_read_hi = src + n;
+        g_read_outside = false;
+        const bool converged = emulated.run([&](unsigned lane) { warp::copy_input(src, dst, n, lane); }, false);
+        g_read_lo = g_read_hi = nullptr;
+        ASSERT_TRUE(converged) << emulated.problem;
+        ASSERT_FALSE(g_read_outside) << "read outside the source run";
+        ASSERT_TRUE(std::equal(src, src + n, dst));
+        for (std::uint8_t* p = target.data(); p < dst; ++p) ASSERT_EQ(*p, 0xab);
+        for (std::uint8_t* p = dst + n; p < target.data() + target.size(); ++p) ASSERT_EQ(*p, 0xab);
+      }
+  for (std::size_t offset = 1; offset <= 70; ++offset)
+    for (std::size_t length = 0; length <= 300; length += 1 + length / 40) {
+      Bytes want = random_bytes(offset + 8, rng);
+      want.resize(offset + 8 + length + 16, 0xab);
+      Bytes got = want;
+      std::uint8_t* at = want.data() + offset + 8;
+      for (std::size_t k = 0; k < length; ++k) at[k] = at[k - offset];
+      std::uint8_t* dst = got.data() + offset + 8;
+      ASSERT_TRUE(emulated.run([&](unsigned lane) { warp::copy_match(dst, offset, length, lane); }, true))
+          << emulated.problem;
+      ASSERT_EQ(got, want) << "offset " << offset << " length " << length;
+    }
 }
 
 TEST(Lz4WarpDecode, EmulatedWarpEqualsThePortableDecoder) {
