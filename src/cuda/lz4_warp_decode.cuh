@@ -2,7 +2,8 @@
 // 32 lanes of one warp decode one LZ4 block together. The format is sequential (each sequence's
 // position depends on the lengths before it), so every lane parses the same tokens and lengths
 // redundantly: they read the same input bytes (one broadcast load), compute the same values and so
-// take the same branches, and no shuffles are needed. The byte copies, where the time goes on
+// take the same branches; only length extensions (runs of 255 bytes) are read by all lanes at
+// once, with a ballot and a shuffle over the full warp. The byte copies, where the time goes on
 // long runs, are split across the lanes: 128 bytes a step (4 in flight per lane), and long literal
 // runs (raw blosc streams among them) 4 bytes a lane, 512 a step.
 //
@@ -14,7 +15,8 @@
 // Warp-synchronous rules this code keeps:
 //   - all 32 lanes call these functions together, with the same arguments (the caller picks one
 //     job per warp), and stay converged through every branch on parsed values (those are the
-//     same in every lane, as src is not written while the kernel runs);
+//     same in every lane, as src is not written while the kernel runs), so that every lane
+//     reaches each __ballot_sync / __shfl_sync (full mask) and __syncwarp() together;
 //   - copy loops run the same number of trips in every lane (a step's lanes past the end are
 //     masked inside the trip, never by leaving the loop early);
 //   - a match reads output bytes that other lanes wrote (earlier literals and matches): a
@@ -167,6 +169,32 @@ __device__ inline void copy_match(std::uint8_t* dst, std::uint64_t offset, std::
   }
 }
 
+// Reads an LZ4 length extension at src[ip]: bytes of 255, then one below 255, all added to
+// `length`; ip moves past the last. Reading a byte at a position past `last` is the portable
+// decoder's `truncated` (false here), whatever the byte. All lanes together, 32 bytes a step: lane
+// l looks at ip + l (never past `last`), and a ballot finds the first that ends the run (a byte
+// below 255, or past `last`). Every lane gets the same ballot, so all leave together.
+__device__ inline bool read_length_extension(const std::uint8_t* __restrict__ src, std::uint64_t& ip,
+                                             std::uint64_t last, std::uint64_t& length, unsigned lane) {
+  constexpr unsigned kAllLanes = 0xffffffffu;
+  for (;;) {
+    const std::uint64_t pos = ip + lane;
+    const std::uint32_t byte = pos <= last ? __ldg(src + pos) : 0u;
+    const unsigned ends = __ballot_sync(kAllLanes, pos > last || byte != 255u);
+    if (ends == 0) {  // 32 bytes of 255
+      length += 255ull * kWarpSize;
+      ip += kWarpSize;
+      continue;
+    }
+    const auto first = static_cast<unsigned>(__ffs(static_cast<int>(ends)) - 1);
+    const std::uint32_t final_byte = __shfl_sync(kAllLanes, byte, first);
+    if (ip + first > last) return false;
+    length += 255ull * first + final_byte;
+    ip += first + 1;
+    return true;
+  }
+}
+
 // Decodes one LZ4 block of src_size bytes into at most dst_capacity bytes: the warp version of
 // codec::portable::lz4_decode_block (same statuses, same bytes, same `written`). Called by all 32
 // lanes of a warp with the same arguments; returns the same outcome in every lane. src and dst
@@ -197,19 +225,12 @@ __device__ inline codec::portable::DecodeOutcome lz4_decode_block(const std::uin
   for (;;) {
     std::uint64_t literals = token >> 4;
     if (literals == 15) {
-      if (ip + 15 >= src_size) {
+      // The portable decoder: truncated unless each extension byte leaves 15 input bytes after
+      // it, so a byte past src_size - 16 is not to be read.
+      if (ip + 15 >= src_size || !read_length_extension(src, ip, src_size - 16, literals, lane)) {
         result.status = DecodeStatus::truncated;
         return result;
       }
-      std::uint32_t extra = 255;
-      do {
-        extra = __ldg(src + ip++);
-        literals += extra;
-        if (ip + 15 > src_size) {
-          result.status = DecodeStatus::truncated;
-          return result;
-        }
-      } while (extra == 255);
     }
 
     // The last sequence (see the portable decoder for the rule).
@@ -246,22 +267,13 @@ __device__ inline codec::portable::DecodeOutcome lz4_decode_block(const std::uin
     }
     std::uint64_t length = token & 15u;
     if (length == 15) {
-      std::uint32_t extra = after;
-      ++ip;
-      length += extra;
-      if (ip + kLastLiterals - 1 > src_size) {
+      // Each extension byte must leave kLastLiterals - 1 input bytes after it: none past
+      // src_size - 5 (src_size >= 8 here: the offset and 6 more bytes followed the literals).
+      if (!read_length_extension(src, ip, src_size - kLastLiterals, length, lane)) {
         result.status = DecodeStatus::truncated;
         return result;
       }
-      while (extra == 255) {
-        extra = __ldg(src + ip++);
-        length += extra;
-        if (ip + kLastLiterals - 1 > src_size) {
-          result.status = DecodeStatus::truncated;
-          return result;
-        }
-      }
-      after = __ldg(src + ip);  // in bounds: ip + 4 <= src_size
+      after = __ldg(src + ip);  // the next token, in bounds: ip + 4 <= src_size
     }
     ++ip;  // past the next token, `after`
     length += kMinMatch;

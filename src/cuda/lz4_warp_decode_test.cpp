@@ -25,8 +25,15 @@
 #define __device__
 namespace {
 void emulated_syncwarp();
-}
+unsigned emulated_ballot(bool predicate);
+std::uint32_t emulated_shuffle(std::uint32_t value, unsigned from_lane);
+}  // namespace
 inline void __syncwarp(unsigned = 0xffffffffu) { emulated_syncwarp(); }
+inline unsigned __ballot_sync(unsigned, bool predicate) { return emulated_ballot(predicate); }
+inline std::uint32_t __shfl_sync(unsigned, std::uint32_t value, unsigned from_lane) {
+  return emulated_shuffle(value, from_lane);
+}
+inline int __ffs(int x) { return __builtin_ffs(x); }
 // Input reads go through __ldg: the copy test checks each against the range a copy may read.
 namespace {
 const std::uint8_t* g_read_lo = nullptr;
@@ -92,6 +99,18 @@ class EmulatedWarp {
     swapcontext(&l.context, &scheduler_);
   }
 
+  // A collective: every lane posts a value, then (after all have) reads all of them; the second
+  // barrier keeps a fast lane's next collective from overwriting a value another still reads.
+  template <typename Combine>
+  std::uint32_t collective(std::uint32_t value, Combine combine) {
+    const unsigned lane = running_;
+    posted_[lane] = value;
+    barrier();
+    const std::uint32_t result = combine(posted_, lane);
+    barrier();
+    return result;
+  }
+
   static EmulatedWarp* current_;
   const char* problem = "";
 
@@ -107,6 +126,7 @@ class EmulatedWarp {
   }
 
   std::vector<std::vector<char>> stacks_;
+  std::uint32_t posted_[kLanes] = {};
   Lane lanes_[kLanes];
   ucontext_t scheduler_{};
   unsigned running_ = 0;
@@ -115,25 +135,46 @@ class EmulatedWarp {
 EmulatedWarp* EmulatedWarp::current_ = nullptr;
 
 void emulated_syncwarp() { EmulatedWarp::current_->barrier(); }
+unsigned emulated_ballot(bool predicate) {
+  return EmulatedWarp::current_->collective(predicate ? 1u : 0u, [](const std::uint32_t* posted, unsigned) {
+    std::uint32_t bits = 0;
+    for (unsigned lane = 0; lane < kLanes; ++lane) bits |= (posted[lane] != 0 ? 1u : 0u) << lane;
+    return bits;
+  });
+}
+std::uint32_t emulated_shuffle(std::uint32_t value, unsigned from_lane) {
+  // Each lane may name a different source lane: the result is the value that lane posted.
+  struct Ask {
+    unsigned from;
+    std::uint32_t operator()(const std::uint32_t* posted, unsigned) const { return posted[from % kLanes]; }
+  };
+  return EmulatedWarp::current_->collective(value, Ask{from_lane});
+}
 
 namespace portable = zarrdirect::codec::portable;
 namespace warp = zarrdirect::cuda::warp;
 using Bytes = std::vector<std::uint8_t>;
 
 // Decodes `block` with the emulated warp in both lane orders and with the portable decoder:
-// the same status, size and bytes, every lane the same outcome, nothing written past `capacity`.
+// the same status, size and bytes, every lane the same outcome, nothing written past `capacity`,
+// no input byte read outside the block.
 void expect_same_as_portable(EmulatedWarp& emulated, const Bytes& block, std::size_t capacity) {
   Bytes want(capacity + 16, 0xab);
   const portable::DecodeOutcome expected = portable::lz4_decode_block(block.data(), block.size(), want.data(), capacity);
   for (const bool reverse : {false, true}) {
     Bytes got(capacity + 16, 0xab);
     std::vector<portable::DecodeOutcome> outcomes(kLanes);
+    g_read_lo = block.data();
+    g_read_hi = block.data() + block.size();
+    g_read_outside = false;
     const bool converged = emulated.run(
         [&](unsigned lane) {
           outcomes[lane] = warp::lz4_decode_block(block.data(), block.size(), got.data(), capacity, lane);
         },
         reverse);
+    g_read_lo = g_read_hi = nullptr;
     ASSERT_TRUE(converged) << emulated.problem;
+    ASSERT_FALSE(g_read_outside) << "read outside the block";
     for (unsigned lane = 0; lane < kLanes; ++lane) {
       ASSERT_EQ(outcomes[lane].status, expected.status) << "lane " << lane << (reverse ? " (reverse)" : "");
       ASSERT_EQ(outcomes[lane].written, expected.written) << "lane " << lane;
@@ -253,6 +294,62 @@ TEST(Lz4WarpDecode, EmulatedWarpOverlappingMatches) {
       const Bytes block = block_with_match(literals, offset, length, random_bytes(12, rng));
       expect_same_as_portable(emulated, block, literals.size() + length + 12);
     }
+}
+
+// Length extensions longer than one 32-byte step of the warp's ballot (runs of 255 bytes), around
+// the step's edges, and cut or run on to the end of the input anywhere in them.
+TEST(Lz4WarpDecode, EmulatedWarpLongLengthExtensions) {
+  EmulatedWarp emulated;
+  std::mt19937 rng(25);
+  for (const std::size_t literals : {15u + 255u * 31u, 15u + 255u * 32u, 15u + 255u * 32u + 254u, 20000u})
+    for (const std::size_t length : {19u + 255u * 32u, 19u + 255u * 32u - 1u, 30000u}) {
+      SCOPED_TRACE(testing::Message() << "literals " << literals << " length " << length);
+      const Bytes head = random_bytes(literals, rng);
+      const Bytes block = block_with_match(head, 1 + rng() % 40, length, random_bytes(12, rng));
+      expect_same_as_portable(emulated, block, literals + length + 12);
+      // Cut inside the literal length's extension, the literals, the match's extension.
+      for (std::size_t cut = 1; cut < block.size(); cut += cut < 200 ? 1 : 997)
+        expect_same_as_portable(emulated, Bytes(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(cut)),
+                                literals + length + 12);
+    }
+  // read_length_extension itself: the run's end at every distance from the read limit.
+  for (std::size_t run = 0; run < 100; ++run)
+    for (std::size_t last = 0; last < 110; last += 1 + last / 20) {
+      Bytes bytes(run, 255);
+      bytes.push_back(7);
+      bytes.resize(120, 255);
+      std::vector<int> ok(kLanes);
+      std::vector<std::uint64_t> lengths(kLanes), ips(kLanes);
+      g_read_lo = bytes.data();
+      g_read_hi = bytes.data() + last + 1;  // nothing past `last` may be read
+      g_read_outside = false;
+      ASSERT_TRUE(emulated.run(
+          [&](unsigned lane) {
+            std::uint64_t ip = 0, length = 15;
+            ok[lane] = warp::read_length_extension(bytes.data(), ip, last, length, lane) ? 1 : 0;
+            lengths[lane] = length;
+            ips[lane] = ip;
+          },
+          false));
+      g_read_lo = g_read_hi = nullptr;
+      ASSERT_FALSE(g_read_outside) << "run " << run << " last " << last;
+      const bool fits = run <= last;  // the byte ending the run (at `run`) may be read
+      for (unsigned lane = 0; lane < kLanes; ++lane) {
+        ASSERT_EQ(ok[lane], fits ? 1 : 0) << "run " << run << " last " << last;
+        if (fits) {
+          ASSERT_EQ(lengths[lane], 15 + 255 * run + 7);
+          ASSERT_EQ(ips[lane], run + 1);
+        }
+      }
+    }
+  // A token announcing a long run, then nothing but 255s to the end of the input.
+  for (const std::size_t n : {17u, 40u, 1000u}) {
+    Bytes block(n, 255);
+    block[0] = 0xf0;
+    expect_same_as_portable(emulated, block, 100000);
+    block[0] = 0x0f;  // literals 0, a match whose length extension never ends
+    expect_same_as_portable(emulated, block, 100000);
+  }
 }
 
 TEST(Lz4WarpDecode, EmulatedWarpDamagedBlocks) {
