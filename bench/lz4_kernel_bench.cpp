@@ -16,6 +16,8 @@
 //   blosc-64   blosc lz4 byte shuffle in 64^3 chunks (a shard's inner chunks), the same bytes
 // --batch B launches B chunks at a time (the read path's batches hold a few chunks each, on
 // several streams), one after another; default: the whole set in one launch.
+// One command on the GPU machine (configures and builds build-dev when needed):
+//   bench/lz4_kernel_bench.sh [options]
 #include <cuda_runtime_api.h>
 
 #include <blosc.h>

@@ -8,8 +8,8 @@
 // runs (raw blosc streams among them) 4 bytes a lane, 512 a step.
 //
 // The decoding rules and every bounds check are those of codec::portable::lz4_decode_block, in
-// the same order, so a block gets the same status and bytes as there (the tests compare the two
-// over the same inputs); nothing outside [src, src + src_size) and [dst, dst + dst_capacity) is
+// the same order, so a block gets the same status as there, and on success the same bytes (the
+// tests compare the two over the same inputs); nothing outside [src, src + src_size) and [dst, dst + dst_capacity) is
 // read or written, and each loop trip consumes input, so hostile bytes end in a status.
 //
 // Warp-synchronous rules this code keeps:
