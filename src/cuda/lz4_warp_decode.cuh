@@ -5,7 +5,7 @@
 // take the same branches; only length extensions (runs of 255 bytes) are read by all lanes at
 // once, with a ballot and a shuffle over the full warp. The byte copies, where the time goes on
 // long runs, are split across the lanes: 128 bytes a step (4 in flight per lane), and long literal
-// runs (raw blosc streams among them) 4 bytes a lane, 512 a step.
+// runs (raw blosc streams among them) 4 bytes a lane, 1 KiB a step.
 //
 // The decoding rules and every bounds check are those of codec::portable::lz4_decode_block, in
 // the same order, so a block gets the same status as there, and on success the same bytes (the
@@ -36,8 +36,11 @@ namespace zarrdirect::cuda::warp {
 
 constexpr unsigned kWarpSize = 32;
 
-// Runs this long and longer are copied 4 bytes a lane (copy_input).
+// Runs this long and longer are copied 4 bytes a lane (copy_input), kWordsPerLane words in
+// flight per lane: 1 KiB a warp step, so that one warp streaming a long run (a numcodecs chunk of
+// incompressible bytes is one literal run of megabytes) keeps enough loads in flight.
 constexpr std::uint64_t kWordCopyMin = 64;
+constexpr unsigned kWordsPerLane = 8;
 
 // Aligned 4-byte accesses (p a multiple of 4). The host build of this header (the emulated-warp
 // test) reads the 4 bytes one by one, little-endian as the GPU, so that its __ldg sees each byte
@@ -77,7 +80,7 @@ __device__ inline void copy_input_bytes(const std::uint8_t* __restrict__ src, st
 
 // Copies n input bytes to dst (literal runs, raw blosc streams). Long runs go 4 bytes a lane:
 // aligned words are stored to dst, each made of the two aligned source words that hold its bytes
-// (src and dst rarely share an alignment), 512 bytes a step; the bytes before the first aligned
+// (src and dst rarely share an alignment), 1 KiB a step; the bytes before the first aligned
 // word and after the last go a byte a lane. Reads stay inside [src, src + n): the first word
 // starts at or after src, and the word loop stops where the next source word would end past it.
 // No lane reads what another writes, so no synchronization.
@@ -101,9 +104,9 @@ __device__ inline void copy_input(const std::uint8_t* __restrict__ src, std::uin
   }
   if (lane < head) dst[lane] = __ldg(src + lane);
   const unsigned low = 8 * shift;
-  for (std::uint64_t base = 0; base < words; base += 4 * kWarpSize) {
-    std::uint32_t v[4];
-    for (unsigned j = 0; j < 4; ++j) {
+  for (std::uint64_t base = 0; base < words; base += kWordsPerLane * kWarpSize) {
+    std::uint32_t v[kWordsPerLane];
+    for (unsigned j = 0; j < kWordsPerLane; ++j) {
       const std::uint64_t w = base + lane + j * kWarpSize;
       v[j] = 0;
       if (w < words) {
@@ -111,7 +114,7 @@ __device__ inline void copy_input(const std::uint8_t* __restrict__ src, std::uin
         v[j] = shift == 0 ? lo : (lo >> low) | (load_input_word(from + 4 * w + 4) << (32 - low));
       }
     }
-    for (unsigned j = 0; j < 4; ++j) {
+    for (unsigned j = 0; j < kWordsPerLane; ++j) {
       const std::uint64_t w = base + lane + j * kWarpSize;
       if (w < words) store_word(dst + head + 4 * w, v[j]);
     }
