@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "cuda/batch_kernels.cuh"
+#include "cuda/blosc_unshuffle_kernels.cuh"
+#include "cuda/lz4_warp_kernels.cuh"
 #include "cuda/batch_table.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernels.cuh"
@@ -144,30 +146,21 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
   throw_if_failed();
 
   const std::size_t at = batch.stored_end;
-  std::memcpy(batch.stored->host + at, stored.data(), stored.size());
-  batch.stored_end = at + round_up(stored.size(), 16);
   const std::size_t decoded_at = batch.decoded_end;
-  batch.decoded_end = decoded_at + round_up(chunk_bytes_, kAlign);
-
   Pending pending;
   pending.where = std::string(where);
   pending.codec = route_.codec;
   pending.decoded = chunk_bytes_;
   switch (route_.codec) {
     case GpuCodec::blosc: {
-      pending.first_job = static_cast<std::uint32_t>(batch.blosc_jobs.size());
-      pending.jobs = frame.nblocks;
-      const std::uint32_t scratch = frame.scratch_size();
-      for (std::uint32_t i = 0; i < frame.nblocks; ++i) {
-        GpuBloscBlockJob job;
-        job.frame = frame;
-        job.frame_offset = at;
-        job.dst_offset = decoded_at;
-        job.scratch_offset = batch.scratch_end;
-        job.block = i;
-        batch.scratch_end += round_up(scratch, 16) * (scratch > 0 ? 1 : 0);
-        batch.blosc_jobs.push_back(job);
-      }
+      // One job per stream, listed from the stream size fields; a frame whose fields do not hold
+      // lists none and is left to the CPU (which names the damage).
+      pending.first_job = static_cast<std::uint32_t>(batch.blosc_jobs.streams.size());
+      const auto* bytes = reinterpret_cast<const std::uint8_t*>(stored.data());
+      if (append_blosc_jobs(frame, {bytes, stored.size()}, at, decoded_at, batch.scratch_end, batch.blosc_jobs) !=
+          portable::DecodeStatus::ok)
+        return false;
+      pending.jobs = static_cast<std::uint32_t>(batch.blosc_jobs.streams.size() - pending.first_job);
       break;
     }
     case GpuCodec::lz4: {
@@ -186,6 +179,9 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
     case GpuCodec::none:
       break;
   }
+  std::memcpy(batch.stored->host + at, stored.data(), stored.size());
+  batch.stored_end = at + round_up(stored.size(), 16);
+  batch.decoded_end = decoded_at + round_up(chunk_bytes_, kAlign);
   batch.pending.push_back(std::move(pending));
 
   if (box.num_elements() > 0) {
@@ -208,14 +204,18 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
 void GpuDecodeSink::flush(Worker& worker) {
   Batch& batch = worker.batches[worker.active];
   if (batch.empty()) return;
-  // Tables up: [lz4 jobs][blosc jobs][entries]; statuses back: [lz4 outcomes][blosc statuses].
+  // Tables up: [lz4 jobs][blosc stream jobs][unshuffle jobs][entries]; statuses back: [lz4
+  // outcomes][blosc stream statuses].
+  const std::vector<GpuBloscStreamJob>& streams = batch.blosc_jobs.streams;
+  const std::vector<GpuUnshuffleJob>& unshuffles = batch.blosc_jobs.unshuffles;
   const std::size_t lz4_at = 0;
   const std::size_t blosc_at = round_up(lz4_at + batch.lz4_jobs.size() * sizeof(GpuDecodeJob), 64);
-  const std::size_t entries_at = round_up(blosc_at + batch.blosc_jobs.size() * sizeof(GpuBloscBlockJob), 64);
+  const std::size_t unshuffle_at = round_up(blosc_at + streams.size() * sizeof(GpuBloscStreamJob), 64);
+  const std::size_t entries_at = round_up(unshuffle_at + unshuffles.size() * sizeof(GpuUnshuffleJob), 64);
   const std::size_t upload = entries_at + batch.entries.size() * sizeof(BatchEntry);
   batch.outcomes_at = round_up(upload, 64);
   batch.statuses_at = round_up(batch.outcomes_at + batch.lz4_jobs.size() * sizeof(portable::DecodeOutcome), 64);
-  const std::size_t total = batch.statuses_at + batch.blosc_jobs.size() * sizeof(portable::DecodeStatus);
+  const std::size_t total = batch.statuses_at + streams.size() * sizeof(portable::DecodeStatus);
   batch.tables_host.reserve(total);
   batch.tables.reserve(total);
   batch.decoded.reserve(batch.decoded_end);
@@ -223,8 +223,9 @@ void GpuDecodeSink::flush(Worker& worker) {
   std::byte* host = batch.tables_host.data;
   if (!batch.lz4_jobs.empty())
     std::memcpy(host + lz4_at, batch.lz4_jobs.data(), batch.lz4_jobs.size() * sizeof(GpuDecodeJob));
-  if (!batch.blosc_jobs.empty())
-    std::memcpy(host + blosc_at, batch.blosc_jobs.data(), batch.blosc_jobs.size() * sizeof(GpuBloscBlockJob));
+  if (!streams.empty()) std::memcpy(host + blosc_at, streams.data(), streams.size() * sizeof(GpuBloscStreamJob));
+  if (!unshuffles.empty())
+    std::memcpy(host + unshuffle_at, unshuffles.data(), unshuffles.size() * sizeof(GpuUnshuffleJob));
   if (!batch.entries.empty())
     std::memcpy(host + entries_at, batch.entries.data(), batch.entries.size() * sizeof(BatchEntry));
 
@@ -236,15 +237,19 @@ void GpuDecodeSink::flush(Worker& worker) {
              "cudaMemcpyAsync (stored chunks to the device)");
   check_cuda(cudaMemcpyAsync(tables, host, upload, cudaMemcpyHostToDevice, stream),
              "cudaMemcpyAsync (decode tables to the device)");
-  check_cuda(launch_lz4_decode(reinterpret_cast<const GpuDecodeJob*>(tables + lz4_at),
-                               static_cast<std::uint32_t>(batch.lz4_jobs.size()), src, dst,
-                               reinterpret_cast<portable::DecodeOutcome*>(tables + batch.outcomes_at), stream),
+  auto* scratch = reinterpret_cast<std::uint8_t*>(batch.scratch.data);
+  check_cuda(launch_lz4_warp_decode(reinterpret_cast<const GpuDecodeJob*>(tables + lz4_at),
+                                    static_cast<std::uint32_t>(batch.lz4_jobs.size()), src, dst,
+                                    reinterpret_cast<portable::DecodeOutcome*>(tables + batch.outcomes_at), stream),
              "lz4 decode kernel launch");
-  check_cuda(launch_blosc_decode(reinterpret_cast<const GpuBloscBlockJob*>(tables + blosc_at),
-                                 static_cast<std::uint32_t>(batch.blosc_jobs.size()), src, dst,
-                                 reinterpret_cast<std::uint8_t*>(batch.scratch.data),
-                                 reinterpret_cast<portable::DecodeStatus*>(tables + batch.statuses_at), stream),
-             "blosc decode kernel launch");
+  check_cuda(launch_blosc_stream_decode(reinterpret_cast<const GpuBloscStreamJob*>(tables + blosc_at),
+                                        static_cast<std::uint32_t>(streams.size()), src, dst, scratch,
+                                        reinterpret_cast<portable::DecodeStatus*>(tables + batch.statuses_at), stream),
+             "blosc stream decode kernel launch");
+  // After every stream of the batch (same stream, next launch): shuffled blocks are complete.
+  check_cuda(launch_blosc_unshuffle(reinterpret_cast<const GpuUnshuffleJob*>(tables + unshuffle_at),
+                                    static_cast<std::uint32_t>(unshuffles.size()), scratch, dst, stream),
+             "blosc unshuffle kernel launch");
   // Codec slot (zstd): launch_zstd_decode(jobs, count, src, dst, outcomes, stream) here, with its
   // jobs and outcomes in the tables as lz4's.
   check_cuda(launch_batch(reinterpret_cast<const BatchEntry*>(tables + entries_at), batch.entries.size(),

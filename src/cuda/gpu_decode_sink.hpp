@@ -3,14 +3,16 @@
 // Wraps a DeviceSink: fills and chunks the reader decodes on the CPU (staging()/place()) go to it
 // unchanged. place_stored() takes a chunk's stored bytes instead: it plans the chunk on the host
 // (codec::portable::blosc_plan, or the numcodecs lz4 size header), packs its bytes into the
-// worker's pinned batch buffer and adds its decode jobs (one per blosc block, one per lz4 chunk)
+// worker's pinned batch buffer and adds its decode jobs (one per blosc stream, blosc_gpu_jobs.hpp,
+// plus one unshuffle per shuffled block; one per lz4 chunk)
 // and its placement entry (batch_table.hpp's BatchEntry, swap and transpose folded into the
 // strides: stored_box_plan.hpp). A chunk the planner refuses (blosclz or zstd inside blosc, a
 // frame it cannot plan, a size header that is not the chunk's) is left to the reader, which
 // decodes it on the CPU: per chunk, mixed within one read.
 //
 // A full batch (or finish()) goes to the GPU on the worker's stream: one copy of the stored bytes,
-// one of the tables, one decode launch per codec, one placement launch (plus single-box copies for
+// one of the tables, one decode launch per codec (one warp per lz4 chunk or blosc stream:
+// lz4_warp_kernels.cuh) and one unshuffle launch, one placement launch (plus single-box copies for
 // boxes a table entry cannot hold), and one copy of the jobs' statuses back. Each worker has two
 // batches: it fills one while the other is on the GPU, and before refilling a batch it waits for
 // that batch's event and checks every job's status. A job that is not `ok` fails the read with
@@ -36,7 +38,7 @@
 #include "cuda/device_pool.hpp"
 #include "cuda/device_sink.hpp"
 #include "cuda/gpu_decode_job.hpp"
-#include "cuda/lz4_decode_kernels.cuh"
+#include "cuda/blosc_gpu_jobs.hpp"
 #include "cuda/stored_box_plan.hpp"
 #include "engine/gpu_decode_route.hpp"
 
@@ -85,7 +87,7 @@ class GpuDecodeSink final : public ChunkSink {
   struct Pending {
     std::string where;
     GpuCodec codec = GpuCodec::none;
-    std::uint32_t first_job = 0;  // in its codec's job table
+    std::uint32_t first_job = 0;  // in its codec's job table (blosc: the stream jobs)
     std::uint32_t jobs = 0;
     std::uint64_t decoded = 0;    // bytes the chunk must decode to
   };
@@ -99,7 +101,7 @@ class GpuDecodeSink final : public ChunkSink {
     std::size_t decoded_end = 0;
     std::size_t scratch_end = 0;
     std::vector<GpuDecodeJob> lz4_jobs;
-    std::vector<GpuBloscBlockJob> blosc_jobs;
+    BloscGpuJobs blosc_jobs;
     std::vector<BatchEntry> entries;
     std::uint32_t max_units = 0;
     std::vector<std::pair<CopyPlan, std::pair<std::uint64_t, std::byte*>>> alone;  // plan, source offset, destination

@@ -5,7 +5,9 @@
 // names the chunk of any job that is not `ok`).
 //
 // First version: one device thread decodes one job from start to end (the portable code is
-// sequential); parallelism comes from the number of jobs, so a batch should hold many. Both
+// sequential); parallelism comes from the number of jobs, so a batch should hold many. The read
+// path now uses the warp-per-block kernels (lz4_warp_kernels.cuh); these
+// stay as the baseline bench/lz4_kernel_bench.cpp times them against. Both
 // launchers return the launch status (cudaGetLastError after the launch); execution errors show
 // up at the stream's next synchronization.
 #pragma once

@@ -4,8 +4,10 @@
 // Two steps, so that a GPU batch can decode every block of every chunk at once:
 //   blosc_plan          reads and checks the 16-byte header and the block-start table (cheap; the
 //                       CPU runs it per chunk to size outputs and list blocks);
-//   blosc_decode_block  decodes block i of a planned frame into its place in the output (what
-//                       one GPU thread block runs; independent of every other block).
+//   blosc_block_streams finds the streams block i is stored in (the GPU path lists one job per
+//                       stream from it, on the host);
+//   blosc_decode_block  decodes block i of a planned frame into its place in the output
+//                       (independent of every other block).
 //
 // Layout (c-blosc 1.x, format version 2): byte 0 format version (2), 1 compressor format version,
 // 2 flags (bit 0 byte shuffle, bit 1 memcpyed, bit 2 bit shuffle, bit 4 "not split", bits 5-7
@@ -169,6 +171,47 @@ ZD_HOST_DEVICE inline void blosc_bit_unshuffle(const std::uint8_t* in, std::uint
   for (std::uint64_t k = n * typesize; k < size; ++k) out[k] = in[k];
 }
 
+// One stream of a block, as blosc_block_streams finds it: its stored bytes (after the stream's
+// 4-byte size) and where it decodes in the block (the shuffle scratch when the block is shuffled).
+struct BloscStream {
+  std::uint32_t offset = 0;      // of the stored bytes, from the start of the frame
+  std::uint32_t stored = 0;      // stored size; equal to `size` means stored raw
+  std::uint32_t out_offset = 0;  // from the start of the block's decoded (or shuffled) bytes
+  std::uint32_t size = 0;        // decoded size
+  ZD_HOST_DEVICE bool raw() const { return stored == size; }
+};
+
+// Finds the streams of block `index` of a frame blosc_plan accepted (src: the same bytes): fills
+// streams[0, count) and checks every stream's size field and bytes against the frame's cbytes,
+// so that decoding a stream reads only inside the frame. Not for memcpyed frames (no streams).
+// The GPU path runs this on the host to list one decode job per stream.
+ZD_HOST_DEVICE inline DecodeStatus blosc_block_streams(const BloscFrame& frame, const std::uint8_t* src,
+                                                       std::uint32_t index, BloscStream (&streams)[blosc_detail::kMaxSplits],
+                                                       std::uint32_t& count) {
+  using namespace blosc_detail;
+  count = 0;
+  if (index >= frame.nblocks || frame.memcpyed()) return DecodeStatus::corrupt;
+  const std::uint32_t size = frame.block_size(index);
+  const std::uint32_t n = blosc_stream_count(frame, size);  // at most kMaxSplits
+  const std::uint32_t stream_size = size / n;
+  std::uint64_t pos = read_le32(src + kHeaderSize + 4ull * index);  // checked by blosc_plan
+  for (std::uint32_t s = 0; s < n; ++s) {
+    if (pos + 4 > frame.cbytes) return DecodeStatus::truncated;
+    const std::uint32_t stored = read_le32(src + pos);
+    pos += 4;
+    // A negative (as int32) or zero size is never written by blosc 1.
+    if (stored == 0 || stored > 0x7fffffffu) return DecodeStatus::corrupt;
+    if (pos + stored > frame.cbytes) return DecodeStatus::truncated;
+    streams[s].offset = static_cast<std::uint32_t>(pos);  // below cbytes, a uint32
+    streams[s].stored = stored;
+    streams[s].out_offset = s * stream_size;
+    streams[s].size = stream_size;
+    pos += stored;
+  }
+  count = n;
+  return DecodeStatus::ok;
+}
+
 // Decodes block `index` of a frame blosc_plan accepted (src: the same bytes) into
 // dst + index * blocksize, where dst holds frame.nbytes bytes. scratch: frame.scratch_size() bytes
 // of this block's own (blocks decoded at once need separate scratch); may be null when that is 0.
@@ -188,24 +231,19 @@ ZD_HOST_DEVICE inline DecodeStatus blosc_decode_block(const BloscFrame& frame, c
   const bool shuffled = frame.byte_shuffled() || frame.bit_shuffled();
   if (shuffled && scratch == nullptr) return DecodeStatus::corrupt;
   std::uint8_t* const target = shuffled ? scratch : out;
-  const std::uint32_t streams = blosc_stream_count(frame, size);
-  const std::uint32_t stream_size = size / streams;
-  std::uint64_t pos = read_le32(src + kHeaderSize + 4ull * index);  // checked by blosc_plan
-  for (std::uint32_t s = 0; s < streams; ++s) {
-    if (pos + 4 > frame.cbytes) return DecodeStatus::truncated;
-    const std::uint32_t stored = read_le32(src + pos);
-    pos += 4;
-    // A negative (as int32) or zero size is never written by blosc 1.
-    if (stored == 0 || stored > 0x7fffffffu) return DecodeStatus::corrupt;
-    if (pos + stored > frame.cbytes) return DecodeStatus::truncated;
-    std::uint8_t* const stream_out = target + static_cast<std::uint64_t>(s) * stream_size;
-    if (stored == stream_size) {  // stored raw: the compressor could not shrink it
-      for (std::uint32_t k = 0; k < stream_size; ++k) stream_out[k] = src[pos + k];
+  BloscStream streams[kMaxSplits];
+  std::uint32_t count = 0;
+  const DecodeStatus found = blosc_block_streams(frame, src, index, streams, count);
+  if (found != DecodeStatus::ok) return found;
+  for (std::uint32_t s = 0; s < count; ++s) {
+    const BloscStream& stream = streams[s];
+    std::uint8_t* const stream_out = target + stream.out_offset;
+    if (stream.raw()) {  // stored raw: the compressor could not shrink it
+      for (std::uint32_t k = 0; k < stream.size; ++k) stream_out[k] = src[stream.offset + k];
     } else {
-      const DecodeStatus status = lz4_decode_block_exact(src + pos, stored, stream_out, stream_size);
+      const DecodeStatus status = lz4_decode_block_exact(src + stream.offset, stream.stored, stream_out, stream.size);
       if (status != DecodeStatus::ok) return status;
     }
-    pos += stored;
   }
   if (frame.byte_shuffled())
     blosc_byte_unshuffle(scratch, out, size, frame.typesize);

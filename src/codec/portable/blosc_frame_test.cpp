@@ -139,6 +139,37 @@ TEST(PortableBlosc, SplitAndUnsplitBlocks) {
   blosc_set_splitmode(BLOSC_FORWARD_COMPAT_SPLIT);  // c-blosc's default, for the tests after this one
 }
 
+TEST(PortableBlosc, BlockStreamsTileEachBlockInsideTheFrame) {
+  const Bytes data = signal(300000 + 8, 12);
+  for (const int mode : {BLOSC_NEVER_SPLIT, BLOSC_ALWAYS_SPLIT}) {
+    blosc_set_splitmode(mode);
+    const Bytes frame = compress(data, "lz4", 5, BLOSC_SHUFFLE, 4, 16384);
+    BloscFrame plan;
+    ASSERT_EQ(blosc_plan(frame.data(), frame.size(), data.size(), plan), DecodeStatus::ok);
+    for (std::uint32_t b = 0; b < plan.nblocks; ++b) {
+      BloscStream streams[blosc_detail::kMaxSplits];
+      std::uint32_t count = 0;
+      ASSERT_EQ(blosc_block_streams(plan, frame.data(), b, streams, count), DecodeStatus::ok);
+      ASSERT_EQ(count, blosc_stream_count(plan, plan.block_size(b)));
+      std::uint32_t out = 0;
+      for (std::uint32_t s = 0; s < count; ++s) {
+        EXPECT_EQ(streams[s].out_offset, out);  // in order, back to back
+        out += streams[s].size;
+        EXPECT_LE(std::uint64_t{streams[s].offset} + streams[s].stored, plan.cbytes);
+        if (s > 0) {
+          EXPECT_EQ(streams[s].offset, streams[s - 1].offset + streams[s - 1].stored + 4);
+        }
+      }
+      EXPECT_EQ(out, plan.block_size(b));
+    }
+    std::uint32_t count = 7;
+    BloscStream streams[blosc_detail::kMaxSplits];
+    EXPECT_EQ(blosc_block_streams(plan, frame.data(), plan.nblocks, streams, count), DecodeStatus::corrupt);
+    EXPECT_EQ(count, 0u);
+  }
+  blosc_set_splitmode(BLOSC_FORWARD_COMPAT_SPLIT);
+}
+
 TEST(PortableBlosc, OtherCompressorsAreLeftToTheCpu) {
   const Bytes data = signal(100000, 5);
   for (const char* cname : {"blosclz", "zstd", "zlib"}) {
