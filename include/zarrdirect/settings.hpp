@@ -13,7 +13,9 @@
 // by reads and idle together, by `pinned_pool_bytes`. Reads running at once (Dask's threads)
 // share that: while others hold buffers, a read takes at most half of what they leave, at least
 // one buffer per reader thread where one fits, and stages the rest in ordinary memory (slower
-// copies) rather than wait. src/cuda/pinned_policy.hpp has the rules.
+// copies) rather than wait. src/cuda/pinned_policy.hpp has the rules. A buffer that needed device
+// scratch of its size (chunks placed by a kernel) keeps it while idle, so the pool can hold as
+// much GPU memory as pinned memory; zarrdirect::trim_pinned_pool() frees both.
 //
 // Memory of a read. Besides the result, a read holds per thread one decoded chunk, its stored
 // bytes and the codec chain's scratch, plus (sharded arrays) each shard's index and a bounded
