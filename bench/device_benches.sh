@@ -34,6 +34,8 @@ for what in "$@"; do
     http) run http python3 bench/http_bench.py --device cuda --server python --zarrdirect build-dev/zarrdirect --work "$work/http" --repeat 2 --skip-zarr-python ;;
     dask-large) run dask-large python3 bench/dask_bench.py --gpu --zarrdirect build-dev/zarrdirect --work "$work/dask" --repeat 3 --blocks 256 512 512 ;;
     dask-probe) run dask-probe python3 bench/dask_probe.py --zarrdirect build-dev/zarrdirect --work "$work/dask" ;;
+    # The same with the pinned pool held to one read's staging (about the pool before its budget).
+    dask-probe-small-pool) ZARRDIRECT_PINNED_POOL_MB=256 run dask-probe-small-pool python3 bench/dask_probe.py --zarrdirect build-dev/zarrdirect --work "$work/dask" ;;
     region) run region python3 bench/region_rewrite_probe.py --work "$work/region" ;;
     selection) run selection python3 bench/selection_bench.py --size 512 --chunk 64 ;;
     read) run read python3 bench/gpu_bench.py --build build-dev --work "$work/read" --out "$OUT/read.md" --arrays ${READ_ARRAYS:-raw-128,zstd-128} --repeat 3 --skip-cold ;;

@@ -115,6 +115,10 @@ struct ReadStats {
   std::size_t chunks_decoded = 0;   // chunks (or inner chunks) decoded (read_many and cached reads)
   std::size_t cache_hits = 0;       // chunks taken decoded from the handle's cache
   CudaCallStats cuda_calls = {};    // device reads: the CUDA calls made (see CudaCallStats)
+  // Device reads: pinned staging buffers this read had to allocate (cudaHostAlloc, milliseconds
+  // per MiB) because the process's pool had none idle to lend (Settings::pinned_pool_bytes).
+  // 0 once the pool is warm; reads that keep allocating mean the pool is too small for them.
+  std::size_t pinned_allocations = 0;
   // Compressed chunks (or inner chunks) of this read decoded on the GPU and on the CPU, and their
   // decoded bytes (Settings::decode picks the side for device reads; host reads decode on the CPU).
   std::size_t chunks_decoded_gpu = 0;

@@ -4,7 +4,18 @@
 // overridden from the environment (ZARRDIRECT_THREADS, ZARRDIRECT_STAGING_MB,
 // ZARRDIRECT_SLOTS_PER_THREAD, ZARRDIRECT_O_DIRECT, ZARRDIRECT_IO_PATH,
 // ZARRDIRECT_MEMORY_LIMIT_MB, ZARRDIRECT_CACHE_MB, ZARRDIRECT_DEVICE_CACHE_MB,
-// ZARRDIRECT_DEVICE_BATCH, ZARRDIRECT_IO, ZARRDIRECT_DECODE), the CLI and the APIs.
+// ZARRDIRECT_DEVICE_BATCH, ZARRDIRECT_IO, ZARRDIRECT_DECODE, ZARRDIRECT_PINNED_POOL_MB), the CLI
+// and the APIs.
+//
+// Pinned memory of device reads and writes. Each read stages chunks in pinned host buffers, at
+// most `staging_bytes` of them. The buffers come from one pool for the whole process, which keeps
+// them between reads (cudaHostAlloc costs milliseconds per MiB) and bounds what it holds, in use
+// by reads and idle together, by `pinned_pool_bytes`. Reads running at once (Dask's threads)
+// share that: while others hold buffers, a read takes at most half of what they leave, at least
+// one buffer per reader thread where one fits, and stages the rest in ordinary memory (slower
+// copies) rather than wait. src/cuda/pinned_policy.hpp has the rules. A buffer that needed device
+// scratch of its size (chunks placed by a kernel) keeps it while idle, so the pool can hold as
+// much GPU memory as pinned memory; zarrdirect::trim_pinned_pool() frees both.
 //
 // Memory of a read. Besides the result, a read holds per thread one decoded chunk, its stored
 // bytes and the codec chain's scratch, plus (sharded arrays) each shard's index and a bounded
@@ -64,6 +75,10 @@ struct Settings {
   unsigned threads = 0;                      // reader threads; 0: one per core, at least 4
   std::size_t memory_limit_bytes = 0;        // working memory of a read (see above); 0: half of RAM
   std::size_t staging_bytes = 256u << 20;    // pinned staging for device reads, all threads
+  // Pinned bytes the process's staging pool holds at most, in use and idle, all reads together
+  // (see above; the value of the read that acquires or returns buffers applies); 0: 4 GiB, at
+  // most an eighth of physical memory, at least 256 MiB.
+  std::size_t pinned_pool_bytes = 0;
   unsigned slots_per_thread = 2;             // staging buffers each thread cycles through
   // Device reads of small chunks (a quarter of a batch buffer or less): many chunks per upload
   // and one kernel launch per batch; false places each chunk with its own copy and launch.
@@ -88,6 +103,11 @@ struct Settings {
   unsigned effective_threads() const;
   // `memory_limit_bytes` with 0 replaced by half of physical memory (at least 256 MiB).
   std::size_t effective_memory_limit() const;
+  // `pinned_pool_bytes` with 0 replaced by default_pinned_pool_bytes(physical memory).
+  std::size_t effective_pinned_pool() const;
+  // The default pinned pool for a machine with `physical_bytes` of memory: 4 GiB (16 reads of
+  // the default staging at once), at most an eighth of it, at least 256 MiB.
+  static std::size_t default_pinned_pool_bytes(std::size_t physical_bytes);
 };
 
 }  // namespace zarrdirect

@@ -120,6 +120,7 @@ py::dict stats_to_dict(const ReadStats& stats) {
   calls["synchronizations"] = stats.cuda_calls.synchronizations;
   calls["total"] = stats.cuda_calls.total();
   out["cuda_calls"] = calls;
+  out["pinned_allocations"] = stats.pinned_allocations;
   out["chunks_decoded_gpu"] = stats.chunks_decoded_gpu;
   out["chunks_decoded_cpu"] = stats.chunks_decoded_cpu;
   out["bytes_decoded_gpu"] = stats.bytes_decoded_gpu;

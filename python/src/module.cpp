@@ -28,6 +28,20 @@ PYBIND11_MODULE(_native, module) {
              "CUDA devices this process can use (device=\"cuda:N\" takes N below it); 0 without CUDA.");
   module.def("describe_system", [] { return to_python(describe_system()); },
              "What this process can do with GPUs: CUDA build, devices, GPUDirect Storage, the I/O path reads take.");
+  module.def(
+      "pinned_pool_stats",
+      [] {
+        const PinnedPoolStats stats = pinned_pool_stats();
+        py::dict out;
+        out["budget_bytes"] = stats.budget_bytes;
+        out["in_use_bytes"] = stats.in_use_bytes;
+        out["idle_bytes"] = stats.idle_bytes;
+        out["allocations"] = stats.allocations;
+        out["frees"] = stats.frees;
+        return out;
+      },
+      "The process's pinned staging pool: budget, bytes in use and idle, buffers allocated and freed so far.");
+  module.def("trim_pinned_pool", &trim_pinned_pool, "Frees the pinned staging pool's idle buffers.");
   module.attr("cuda_built") =
 #if defined(ZARRDIRECT_WITH_CUDA)
       true;

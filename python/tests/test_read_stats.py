@@ -46,3 +46,28 @@ def test_device_reads_count_their_cuda_calls(raw):
     calls = stats["cuda_calls"]
     assert calls["total"] == sum(v for k, v in calls.items() if k != "total")
     assert calls["total"] > 0 and calls["kernel_launches"] > 0
+
+
+def test_the_pinned_pool_reports_itself_and_host_reads_allocate_none(raw):
+    array, _ = raw
+    _, stats = array.read(return_stats=True)
+    assert stats["pinned_allocations"] == 0
+    pool = zarrdirect.pinned_pool_stats()
+    assert set(pool) == {"budget_bytes", "in_use_bytes", "idle_bytes", "allocations", "frees"}
+    assert all(isinstance(v, int) and v >= 0 for v in pool.values())
+    zarrdirect.trim_pinned_pool()
+    assert zarrdirect.pinned_pool_stats()["idle_bytes"] == 0
+
+
+@pytest.mark.skipif(not zarrdirect.cuda_available(), reason="no usable CUDA device")
+def test_device_reads_stop_allocating_pinned_staging_once_the_pool_is_warm(raw):
+    array, data = raw
+    array.read(device="cuda")  # warms the pool
+    before = zarrdirect.pinned_pool_stats()
+    got, stats = array.read(device="cuda", return_stats=True)
+    np.testing.assert_array_equal(got.get(), data)
+    assert stats["pinned_allocations"] == 0
+    after = zarrdirect.pinned_pool_stats()
+    assert after["allocations"] == before["allocations"]
+    assert after["in_use_bytes"] == 0
+    assert after["idle_bytes"] <= after["budget_bytes"]

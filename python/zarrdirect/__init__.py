@@ -68,6 +68,19 @@ def system_info() -> dict:
     return _native.describe_system()
 
 
+def pinned_pool_stats() -> dict:
+    """The process's pool of pinned staging buffers, shared by device reads and writes
+    (``ZARRDIRECT_PINNED_POOL_MB``): ``budget_bytes``, ``in_use_bytes``, ``idle_bytes``, and the
+    buffers ``allocations`` and ``frees`` so far. Reads running at once (Dask's threads) should
+    stop allocating once the pool is warm. All zero without CUDA."""
+    return dict(_native.pinned_pool_stats())
+
+
+def trim_pinned_pool() -> None:
+    """Frees the pinned staging pool's idle buffers (those of running reads stay theirs)."""
+    _native.trim_pinned_pool()
+
+
 def __getattr__(name: str):
     # zarrdirect.dask and zarrdirect.xarray import Dask / xarray, so they load when first named
     # (``zarrdirect.dask.from_zarr``) rather than with the package.
@@ -99,6 +112,8 @@ __all__ = [
     "cuda_available",
     "cuda_device_count",
     "system_info",
+    "pinned_pool_stats",
+    "trim_pinned_pool",
     "ZarrdirectError",
     "InvalidMetadataError",
     "UnsupportedError",

@@ -123,7 +123,7 @@ Run add_bench_command(CLI::App& app) {
                             {"bytes_out", stats.bytes_out}, {"chunks_total", stats.chunks_total},
                             {"cuda_calls", cuda_calls_json(stats.cuda_calls)}, {"chunks_decoded_gpu", stats.chunks_decoded_gpu},
                             {"chunks_decoded_cpu", stats.chunks_decoded_cpu}, {"bytes_decoded_gpu", stats.bytes_decoded_gpu},
-                            {"bytes_decoded_cpu", stats.bytes_decoded_cpu}};
+                            {"bytes_decoded_cpu", stats.bytes_decoded_cpu}, {"pinned_allocations", stats.pinned_allocations}};
       fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     } else {
       fmt::print("median {:.2f} GB/s, best {:.2f} GB/s over {} runs ({})\n", median, sorted.back(), rates.size(),

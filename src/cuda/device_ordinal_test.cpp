@@ -166,7 +166,7 @@ TEST(DeviceOrdinals, TheStagingPoolKeepsEachDevicesBuffersApart) {
   std::vector<std::vector<cuda::SlotPtr>> held(static_cast<std::size_t>(count));
   for (int k = 0; k < count; ++k) {
     cuda::use_device(k);
-    held[static_cast<std::size_t>(k)] = pool.acquire_slots(k, 1 << 16, 2);
+    held[static_cast<std::size_t>(k)] = pool.acquire_slots(k, 1 << 16, 2, ~std::size_t{0});
     for (const auto& slot : held[static_cast<std::size_t>(k)]) EXPECT_EQ(slot->device, k);
     auto streams = pool.acquire_streams(k, 2);
     pool.release_streams(k, std::move(streams));
@@ -176,7 +176,7 @@ TEST(DeviceOrdinals, TheStagingPoolKeepsEachDevicesBuffersApart) {
   // Each device gets its own slots back, never another device's.
   for (int k = 0; k < count; ++k) {
     cuda::use_device(k);
-    auto again = pool.acquire_slots(k, 1 << 16, 2);
+    auto again = pool.acquire_slots(k, 1 << 16, 2, ~std::size_t{0});
     for (const auto& slot : again) EXPECT_EQ(slot->device, k);
     pool.release_slots(std::move(again), ~std::size_t{0});
   }

@@ -1,7 +1,8 @@
 // The CUDA side of engine/device_placer.hpp: upload-once placement for read_many.
 //
 // A few staging batches (pinned host memory, its device copy and an event: StagingSlot of the
-// DevicePool) take turns. Workers reserve room for a chunk's bytes and entries in the open batch
+// DevicePool; ordinary memory where the process's pinned budget is spent by other reads) take
+// turns. Workers reserve room for a chunk's bytes and entries in the open batch
 // under the lock, write the bytes with no lock held, and commit its entries (BatchTable). A batch
 // without room is sealed; the last of its writers to commit submits it: the table is written
 // after the chunks, the chunks and table go up in one copy, and one launch of the batch kernel
@@ -61,7 +62,7 @@ class CudaPlacer final : public DevicePlacer {
  public:
   CudaPlacer(const std::vector<DestinationLayout>& destinations, std::uint64_t max_chunk_bytes, const Settings& settings,
              void* cuda_stream)
-      : destinations_(destinations), idle_limit_(settings.staging_bytes) {
+      : destinations_(destinations), pool_budget_(settings.effective_pinned_pool()) {
     if (cuda::cuda_device_count() == 0)
       throw Error(ErrorKind::cuda, fmt::format("read_many: no usable CUDA device ({})", cuda::cuda_unavailable_reason()));
     if (destinations.empty()) throw Error(ErrorKind::invalid_argument, "read_many: no destinations");
@@ -77,7 +78,8 @@ class CudaPlacer final : public DevicePlacer {
     const std::size_t least = (static_cast<std::size_t>(max_chunk_bytes) + kPage - 1) / kPage * kPage +
                               kMaxBoxesPerStage * sizeof(cuda::BatchEntry) + kPage;
     capacity_ = std::max(least, std::min(settings.staging_bytes / kBatches, kMaxBatchBytes));
-    auto slots = cuda::DevicePool::instance().acquire_slots(device_, capacity_, kBatches);
+    // Pinned as far as the process's pool grants (pinned_policy.hpp); ordinary memory beyond.
+    auto slots = cuda::DevicePool::instance().acquire_staging(device_, capacity_, kBatches, pool_budget_);
     for (auto& slot : slots) batches_.push_back(std::make_unique<Batch>(std::move(slot), capacity_));
     stream_ = static_cast<cudaStream_t>(cuda_stream);
     if (!stream_) {
@@ -93,7 +95,7 @@ class CudaPlacer final : public DevicePlacer {
     cudaStreamSynchronize(stream_);
     std::vector<cuda::SlotPtr> slots;
     for (auto& batch : batches_) slots.push_back(std::move(batch->slot));
-    cuda::DevicePool::instance().release_slots(std::move(slots), idle_limit_);
+    cuda::DevicePool::instance().release_slots(std::move(slots), pool_budget_);
     if (!owned_.empty()) cuda::DevicePool::instance().release_streams(device_, owned_);
   }
 
@@ -301,7 +303,7 @@ class CudaPlacer final : public DevicePlacer {
   }
 
   const std::vector<DestinationLayout>& destinations_;
-  std::size_t idle_limit_;
+  std::size_t pool_budget_;  // the process's pinned budget (Settings::pinned_pool_bytes)
   int device_ = 0;
   std::size_t capacity_ = 0;
   std::vector<std::unique_ptr<Batch>> batches_;

@@ -9,6 +9,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/cufile.hpp"
+#include "cuda/pinned_policy.hpp"
 
 namespace zarrdirect::cuda {
 namespace {
@@ -53,13 +54,34 @@ std::byte* StagingSlot::scratch() {
 }
 
 struct DevicePool::Impl {
-  struct PerDevice {
-    std::vector<SlotPtr> idle;  // oldest first
-    std::vector<cudaStream_t> streams;
-  };
   mutable std::mutex mutex;
-  std::map<int, PerDevice> devices;
-  std::size_t idle_pinned = 0;  // bytes, all devices
+  std::vector<SlotPtr> idle;  // pinned, all devices, oldest first
+  std::map<int, std::vector<cudaStream_t>> streams;
+  std::map<int, std::vector<cudaEvent_t>> events;
+  std::size_t idle_pinned = 0;  // bytes
+  std::size_t in_use = 0;       // pinned bytes handed out
+  std::size_t budget = 0;       // the last one asked with
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+
+  std::vector<IdleSlotInfo> idle_info() const {
+    std::vector<IdleSlotInfo> info;
+    info.reserve(idle.size());
+    for (const auto& slot : idle) info.push_back({slot->device, slot->capacity});
+    return info;
+  }
+
+  // Moves the idle slots at `indices` out (for the caller to keep or free), keeping the order of
+  // the rest.
+  std::vector<SlotPtr> take_idle(const std::vector<std::size_t>& indices) {
+    std::vector<SlotPtr> out;
+    for (std::size_t i : indices) {
+      idle_pinned -= idle[i]->capacity;
+      out.push_back(std::move(idle[i]));
+    }
+    std::erase_if(idle, [](const SlotPtr& slot) { return slot == nullptr; });
+    return out;
+  }
 };
 
 DevicePool& DevicePool::instance() {
@@ -72,47 +94,94 @@ DevicePool::Impl& DevicePool::impl() const {
   return *state;
 }
 
-std::vector<SlotPtr> DevicePool::acquire_slots(int device, std::size_t capacity, std::size_t count) {
+namespace {
+
+// Frees slots (their destructors call CUDA on the slot's device), outside the pool's lock.
+void free_slots(std::vector<SlotPtr>& slots) {
+  int current = 0;
+  const bool have_current = cudaGetDevice(&current) == cudaSuccess;
+  bool switched = false;
+  for (auto& slot : slots) {
+    if (!slot) continue;
+    if (have_current && slot->device != current) {
+      cudaSetDevice(slot->device);
+      switched = true;
+    }
+    slot.reset();
+  }
+  if (switched) cudaSetDevice(current);
+  slots.clear();
+}
+
+}  // namespace
+
+std::vector<SlotPtr> DevicePool::acquire_slots(int device, std::size_t capacity, std::size_t want, std::size_t budget,
+                                               std::size_t at_least, std::size_t* allocated) {
   auto& state = impl();
   std::vector<SlotPtr> taken;
   std::vector<SlotPtr> evicted;  // freed after the lock is released
+  std::size_t to_allocate = 0;
   {
     std::lock_guard lock(state.mutex);
-    auto& idle = state.devices[device].idle;
-    // Newest first: the most recently used slots are the likeliest to be the right size. A slot
-    // at most twice the size asked for is good enough; larger ones would waste pinned memory.
-    for (std::size_t i = idle.size(); i-- > 0 && taken.size() < count;) {
-      if (idle[i]->capacity >= capacity && idle[i]->capacity <= 2 * capacity) {
-        state.idle_pinned -= idle[i]->capacity;
-        taken.push_back(std::move(idle[i]));
-        idle.erase(idle.begin() + static_cast<std::ptrdiff_t>(i));
+    state.budget = budget;
+    const AcquirePlan plan = plan_acquire(state.idle_info(), state.in_use, budget, {device, capacity, want, at_least});
+    // Both lists index the idle slots as they are now: take them out in one pass.
+    std::vector<std::size_t> all = plan.take;
+    all.insert(all.end(), plan.evict.begin(), plan.evict.end());
+    auto out = state.take_idle(all);
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      if (k < plan.take.size()) {
+        state.in_use += out[k]->capacity;
+        taken.push_back(std::move(out[k]));
+      } else {
+        evicted.push_back(std::move(out[k]));
       }
     }
-    // New buffers are needed: the size changed, so idle buffers of other sizes go first.
-    if (taken.size() < count) {
-      for (auto& slot : idle) {
-        state.idle_pinned -= slot->capacity;
-        evicted.push_back(std::move(slot));
-      }
-      idle.clear();
-    }
+    state.frees += evicted.size();
+    // The new slots count as in use from now, so that reads acquiring at the same time see them.
+    to_allocate = plan.allocate;
+    state.in_use += to_allocate * capacity;
   }
-  evicted.clear();
+  free_slots(evicted);
+  std::size_t made = 0;
   try {
-    while (taken.size() < count) taken.push_back(std::make_unique<StagingSlot>(device, capacity, true));
+    for (; made < to_allocate; ++made) taken.push_back(std::make_unique<StagingSlot>(device, capacity, true));
   } catch (...) {
-    release_slots(std::move(taken), ~std::size_t{0});
+    {
+      std::lock_guard lock(state.mutex);
+      state.in_use -= (to_allocate - made) * capacity;  // never made
+      state.allocations += made;
+    }
+    release_slots(std::move(taken), budget);
     throw;
   }
+  {
+    std::lock_guard lock(state.mutex);
+    state.allocations += made;
+  }
+  if (allocated) *allocated += made;
   for (auto& slot : taken) slot->in_flight = false;
   return taken;
 }
 
-void DevicePool::release_slots(std::vector<SlotPtr> slots, std::size_t idle_limit) {
+std::vector<SlotPtr> DevicePool::acquire_staging(int device, std::size_t capacity, std::size_t count,
+                                                 std::size_t budget, std::size_t* allocated) {
+  auto slots = acquire_slots(device, capacity, count, budget, count, allocated);
+  try {
+    while (slots.size() < count) slots.push_back(std::make_unique<StagingSlot>(device, capacity, false));
+  } catch (...) {
+    release_slots(std::move(slots), budget);
+    throw;
+  }
+  return slots;
+}
+
+void DevicePool::release_slots(std::vector<SlotPtr> slots, std::size_t budget) {
   auto& state = impl();
   std::vector<SlotPtr> evicted;
   {
     std::lock_guard lock(state.mutex);
+    state.budget = budget;
     for (auto& slot : slots) {
       if (!slot) continue;
       if (!slot->pinned) {
@@ -120,29 +189,48 @@ void DevicePool::release_slots(std::vector<SlotPtr> slots, std::size_t idle_limi
         continue;
       }
       slot->in_flight = false;
+      state.in_use -= std::min(state.in_use, slot->capacity);
       state.idle_pinned += slot->capacity;
-      state.devices[slot->device].idle.push_back(std::move(slot));
+      state.idle.push_back(std::move(slot));
     }
-    // Oldest first (per device) until the idle staging fits the budget.
-    for (auto& [id, per_device] : state.devices) {
-      auto& idle = per_device.idle;
-      std::size_t drop = 0;
-      while (state.idle_pinned > idle_limit && drop < idle.size()) {
-        state.idle_pinned -= idle[drop]->capacity;
-        evicted.push_back(std::move(idle[drop]));
-        ++drop;
-      }
-      idle.erase(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(drop));
+    auto freed = state.take_idle(plan_trim(state.idle_info(), state.in_use, budget));
+    state.frees += freed.size();
+    for (auto& slot : freed) evicted.push_back(std::move(slot));
+  }
+  free_slots(evicted);
+}
+
+void DevicePool::forget_slots(std::vector<SlotPtr> slots) {
+  auto& state = impl();
+  std::lock_guard lock(state.mutex);
+  for (auto& slot : slots) {
+    if (!slot) continue;
+    if (slot->pinned) state.in_use -= std::min(state.in_use, slot->capacity);
+    (void)slot.release();
+  }
+}
+
+cudaEvent_t DevicePool::acquire_event(int device) {
+  auto& state = impl();
+  {
+    std::lock_guard lock(state.mutex);
+    auto& idle = state.events[device];
+    if (!idle.empty()) {
+      cudaEvent_t event = idle.back();
+      idle.pop_back();
+      return event;
     }
   }
-  // The slot destructors call CUDA on the slot's device.
-  int current = 0;
-  bool have_current = cudaGetDevice(&current) == cudaSuccess;
-  for (auto& slot : evicted) {
-    if (have_current && slot->device != current) cudaSetDevice(slot->device);
-    slot.reset();
-  }
-  if (have_current && !evicted.empty()) cudaSetDevice(current);
+  cudaEvent_t event = nullptr;
+  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  return event;
+}
+
+void DevicePool::release_event(int device, cudaEvent_t event) {
+  if (!event) return;
+  auto& state = impl();
+  std::lock_guard lock(state.mutex);
+  state.events[device].push_back(event);
 }
 
 std::vector<cudaStream_t> DevicePool::acquire_streams(int device, std::size_t count) {
@@ -150,7 +238,7 @@ std::vector<cudaStream_t> DevicePool::acquire_streams(int device, std::size_t co
   std::vector<cudaStream_t> streams;
   {
     std::lock_guard lock(state.mutex);
-    auto& idle = state.devices[device].streams;
+    auto& idle = state.streams[device];
     while (streams.size() < count && !idle.empty()) {
       streams.push_back(idle.back());
       idle.pop_back();
@@ -173,16 +261,33 @@ std::vector<cudaStream_t> DevicePool::acquire_streams(int device, std::size_t co
 void DevicePool::release_streams(int device, std::vector<cudaStream_t> streams) {
   auto& state = impl();
   std::lock_guard lock(state.mutex);
-  auto& idle = state.devices[device].streams;
+  auto& idle = state.streams[device];
   idle.insert(idle.end(), streams.begin(), streams.end());
 }
 
-void DevicePool::trim() { release_slots({}, 0); }
+void DevicePool::trim() {
+  auto& state = impl();
+  std::vector<SlotPtr> freed;
+  {
+    std::lock_guard lock(state.mutex);
+    freed = std::move(state.idle);
+    state.idle.clear();
+    state.idle_pinned = 0;
+    state.frees += freed.size();
+  }
+  free_slots(freed);
+}
 
 std::size_t DevicePool::idle_pinned_bytes() const {
   auto& state = impl();
   std::lock_guard lock(state.mutex);
   return state.idle_pinned;
+}
+
+DevicePoolStats DevicePool::stats() const {
+  auto& state = impl();
+  std::lock_guard lock(state.mutex);
+  return {state.budget, state.in_use, state.idle_pinned, state.allocations, state.frees};
 }
 
 void use_device(int device) {

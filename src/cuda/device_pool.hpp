@@ -1,17 +1,20 @@
 // Process-wide cache of the expensive CUDA resources a device read needs: pinned staging
-// buffers (cudaHostAlloc costs milliseconds per MiB), their device scratch and events, and
-// streams.
+// buffers (cudaHostAlloc costs milliseconds per MiB), their device scratch and events, streams
+// and events of the reads themselves.
 //
 // Reads take resources out and give them back when they finish, so concurrent reads always hold
-// disjoint buffers. Idle staging is kept up to the staging budget of the read that returned it
-// and is freed, oldest first, beyond that or when a read needs buffers of another size. The
-// pool lives until the process exits and is never destroyed: freeing pinned memory from static
-// destructors would race the CUDA runtime's own teardown, and the driver reclaims it all at exit.
+// disjoint buffers. Pinned bytes in use and idle together stay within one budget for the whole
+// process (Settings::pinned_pool_bytes; the rules are in pinned_policy.hpp): a read gets fewer
+// pinned slots than it asks for, even none, when the budget is spent, and stages the rest in
+// ordinary memory (acquire_staging). The pool lives until the process exits and is never
+// destroyed: freeing pinned memory from static destructors would race the CUDA runtime's own
+// teardown, and the driver reclaims it all at exit.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -42,25 +45,53 @@ struct StagingSlot {
 
 using SlotPtr = std::unique_ptr<StagingSlot>;
 
+// What the pool holds now and has done so far (zarrdirect::pinned_pool_stats()).
+struct DevicePoolStats {
+  std::size_t budget_bytes = 0;  // the budget the last acquire or release ran under (0: none yet)
+  std::size_t in_use_bytes = 0;  // pinned slot bytes handed out to reads
+  std::size_t idle_bytes = 0;    // pinned slot bytes kept for the next reads
+  std::uint64_t allocations = 0; // pinned slots allocated (cudaHostAlloc) since the process started
+  std::uint64_t frees = 0;       // pinned slots freed (cudaFreeHost)
+};
+
 class DevicePool {
  public:
   static DevicePool& instance();
 
-  // `count` pinned slots of at least `capacity` bytes for `device` (which must be current).
-  std::vector<SlotPtr> acquire_slots(int device, std::size_t capacity, std::size_t count);
-  // Returns slots whose GPU work has completed. Idle pinned bytes beyond `idle_limit` are freed.
-  void release_slots(std::vector<SlotPtr> slots, std::size_t idle_limit);
+  // Up to `want` pinned slots of at least `capacity` bytes for `device` (which must be current),
+  // within `budget` pinned bytes for the process (pinned_policy.hpp): fewer, even none, when the
+  // budget is spent; `at_least` of them ahead of the fair share where they fit. `allocated`, when
+  // given, is increased by the slots that had to be allocated (not reused).
+  std::vector<SlotPtr> acquire_slots(int device, std::size_t capacity, std::size_t want, std::size_t budget,
+                                     std::size_t at_least = 0, std::size_t* allocated = nullptr);
+  // Exactly `count` slots: pinned ones as acquire_slots gives them (at_least = count), ordinary
+  // (pageable) memory for the rest, after the pinned ones.
+  std::vector<SlotPtr> acquire_staging(int device, std::size_t capacity, std::size_t count, std::size_t budget,
+                                       std::size_t* allocated = nullptr);
+  // Returns slots whose GPU work has completed (ordinary ones are freed). Idle pinned slots are
+  // kept while in use + idle fits `budget`; the oldest are freed beyond it.
+  void release_slots(std::vector<SlotPtr> slots, std::size_t budget);
+  // Slots that can no longer be returned (the GPU failed while their work was queued): they are
+  // leaked, and stop counting as in use.
+  void forget_slots(std::vector<SlotPtr> slots);
+
+  // An event of `device` (which must be current), timing disabled; reused across reads.
+  cudaEvent_t acquire_event(int device);
+  // Returns an event whose recorded work has completed (or that is no longer waited on).
+  void release_event(int device, cudaEvent_t event);
 
   // `count` non-blocking streams of `device` (which must be current).
   std::vector<cudaStream_t> acquire_streams(int device, std::size_t count);
   // Returns idle streams (nothing pending on them).
   void release_streams(int device, std::vector<cudaStream_t> streams);
 
-  // Frees every idle slot (streams are kept: they are cheap and hold no memory worth having).
+  // Frees every idle slot (streams and events are kept: they are cheap and hold no memory worth
+  // having).
   void trim();
 
   // Idle pinned bytes, for tests.
   std::size_t idle_pinned_bytes() const;
+  DevicePoolStats stats() const;
 
  private:
   DevicePool() = default;

@@ -123,6 +123,7 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
   options.slot_bytes = static_cast<std::size_t>(array.sharding ? array.sharding->inner_chain().decoded_spec().nbytes()
                                                                : metadata.chunk_nbytes());
   options.staging_bytes = settings.staging_bytes;
+  options.pinned_pool_bytes = settings.effective_pinned_pool();
   options.slots_per_thread = settings.slots_per_thread;
   options.caller_stream = static_cast<cudaStream_t>(cuda_stream);
   if (use_gds) {
@@ -130,6 +131,7 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
                        settings.io_path == IoPath::automatic);
     ReadStats stats = run_read(array, region, sink, settings);
     stats.cuda_calls = sink.cuda_calls();
+    stats.pinned_allocations = sink.pinned_allocations();
     return stats;
   }
   options.batch = settings.device_batch;  // only here: the GDS and selection sinks place chunk by chunk
@@ -145,6 +147,7 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
     stats = run_read(array, region, sink, settings);
   }
   stats.cuda_calls = sink.cuda_calls();  // the placement's calls (the GPU decoders' batches are not counted)
+  stats.pinned_allocations = sink.pinned_allocations();  // the placement's (likewise)
   return stats;
 }
 

@@ -10,6 +10,8 @@
 #include "cuda/copy_plan.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernels.cuh"
+#include "cuda/pinned_policy.hpp"
+#include "zarrdirect/settings.hpp"
 
 namespace zarrdirect::cuda {
 namespace {
@@ -21,6 +23,10 @@ std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(
 
 }  // namespace
 
+std::size_t pool_budget(const DeviceSinkOptions& options) {
+  return options.pinned_pool_bytes ? options.pinned_pool_bytes : Settings{}.effective_pinned_pool();
+}
+
 DeviceSink::DeviceSink(const DestinationLayout& destination, std::span<const std::byte> fill_value,
                        const DeviceSinkOptions& options)
     : destination_(destination), fill_value_(fill_value.begin(), fill_value.end()), options_(options) {
@@ -29,6 +35,7 @@ DeviceSink::DeviceSink(const DestinationLayout& destination, std::span<const std
                 fmt::format("device read: fill value of {} bytes for {} byte elements", fill_value_.size(),
                             destination_.element_size));
   fill_uniform_ = std::all_of(fill_value_.begin(), fill_value_.end(), [&](std::byte b) { return b == fill_value_[0]; });
+  pool_budget_ = pool_budget(options_);
 }
 
 DeviceSink::~DeviceSink() {
@@ -44,7 +51,6 @@ DeviceSink::~DeviceSink() {
       if (worker.stream && cudaStreamSynchronize(worker.stream) != cudaSuccess) broken = true;
   }
   release(broken);
-  if (ready_) cudaEventDestroy(ready_);
   (void)cudaGetLastError();
 }
 
@@ -69,7 +75,7 @@ void DeviceSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   // legacy default stream, which waits for every blocking stream) that every worker stream waits
   // for. The GDS sink writes with cuFile, outside any stream, so it waits on the host as well.
   cudaStream_t upstream = options_.caller_stream ? options_.caller_stream : cudaStreamLegacy;
-  check_cuda(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  ready_ = pool.acquire_event(options_.device);
   calls_.add(CudaCall::event_record);
   check_cuda(cudaEventRecord(ready_, upstream), "cudaEventRecord (caller's stream)");
   for (auto& worker : workers_) {
@@ -83,7 +89,8 @@ void DeviceSink::start(unsigned workers, std::size_t max_chunk_bytes) {
 
   if (batch_bytes_ > 0) {
     // Two batch buffers per worker, within the budget by construction; no ring (see the header).
-    auto buffers = pool.acquire_slots(options_.device, batch_bytes_, 2 * count);
+    // The pool may grant fewer pinned ones (pinned_policy.hpp): the rest are ordinary memory.
+    auto buffers = pool.acquire_staging(options_.device, batch_bytes_, 2 * count, pool_budget_, &pinned_allocations_);
     for (std::size_t w = 0; w < count; ++w) {
       workers_[w].batch[0] = std::move(buffers[2 * w]);
       workers_[w].batch[1] = std::move(buffers[2 * w + 1]);
@@ -92,24 +99,18 @@ void DeviceSink::start(unsigned workers, std::size_t max_chunk_bytes) {
     return;
   }
 
-  // Pinned staging within the budget (see the header).
+  // Pinned staging within the read's budget (see the header), as far as the pool grants it.
   const std::size_t fit = options_.staging_bytes / slot_bytes_;  // pinned slots the budget holds
-  std::size_t per_worker = 1;
-  std::size_t pinned_workers = count;
-  if (fit >= count) {
-    per_worker = std::clamp<std::size_t>(fit / count, 1, std::max(options_.slots_per_thread, 1u));
-  } else {
-    pinned_workers = fit;
-  }
-  auto pinned = pool.acquire_slots(options_.device, slot_bytes_, pinned_workers * per_worker);
+  std::size_t want = std::min(fit, count);
+  if (fit >= count) want = count * std::clamp<std::size_t>(fit / count, 1, std::max(options_.slots_per_thread, 1u));
+  auto pinned = pool.acquire_slots(options_.device, slot_bytes_, want, pool_budget_, std::min(fit, count),
+                                   &pinned_allocations_);
+  const std::vector<std::size_t> shares = share_slots(pinned.size(), count);
   std::size_t next = 0;
   for (std::size_t w = 0; w < count; ++w) {
     auto& ring = workers_[w].ring;
-    if (w < pinned_workers) {
-      for (std::size_t k = 0; k < per_worker; ++k) ring.push_back(std::move(pinned[next++]));
-    } else {
-      ring.push_back(std::make_unique<StagingSlot>(options_.device, slot_bytes_, false));
-    }
+    for (std::size_t k = 0; k < shares[w]; ++k) ring.push_back(std::move(pinned[next++]));
+    if (ring.empty()) ring.push_back(std::make_unique<StagingSlot>(options_.device, slot_bytes_, false));
   }
 }
 
@@ -140,10 +141,12 @@ void DeviceSink::grow(Worker& worker, std::size_t nbytes) {
   const std::size_t capacity = round_to_page(nbytes);
   std::size_t pinned = 0;
   for (const auto& slot : worker.ring) pinned += slot->pinned ? 1 : 0;
-  const std::size_t ordinary = worker.ring.size() - pinned;
-  DevicePool::instance().release_slots(std::move(worker.ring), options_.staging_bytes);
-  worker.ring = DevicePool::instance().acquire_slots(options_.device, capacity, pinned);
-  for (std::size_t k = 0; k < ordinary; ++k)
+  const std::size_t size = worker.ring.size();
+  auto& pool = DevicePool::instance();
+  pool.release_slots(std::move(worker.ring), pool_budget_);
+  // As many pinned as before where the pool grants them; ordinary memory for the rest.
+  worker.ring = pool.acquire_slots(options_.device, capacity, pinned, pool_budget_, pinned, &pinned_allocations_);
+  while (worker.ring.size() < size)
     worker.ring.push_back(std::make_unique<StagingSlot>(options_.device, capacity, false));
   worker.next = 0;
   worker.current = nullptr;
@@ -391,15 +394,19 @@ void DeviceSink::release(bool broken) {
     if (worker.stream) streams.push_back(worker.stream);
     worker.stream = nullptr;
   }
+  auto& pool = DevicePool::instance();
   if (broken) {
     // The GPU reported a failure: its work may still reference these, and the context is
     // likely unusable anyway. Leak rather than hand them to another read.
-    for (auto& slot : slots) (void)slot.release();
+    pool.forget_slots(std::move(slots));
+    ready_ = nullptr;
     return;
   }
-  auto& pool = DevicePool::instance();
-  pool.release_slots(std::move(slots), options_.staging_bytes);
+  pool.release_slots(std::move(slots), pool_budget_);
   pool.release_streams(options_.device, std::move(streams));
+  // Every worker stream that waited for it has drained: the event can serve another read.
+  pool.release_event(options_.device, ready_);
+  ready_ = nullptr;
 }
 
 }  // namespace zarrdirect::cuda

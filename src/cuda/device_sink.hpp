@@ -12,6 +12,9 @@
 // chunks, many workers), only staging_bytes / slot bytes workers get a pinned slot and the others
 // stage in ordinary memory (cudaMemcpyAsync then copies it synchronously through the driver's
 // own buffers): pinned memory never exceeds the budget, and no worker ever waits for another's.
+// The process-wide pool may grant fewer still while other reads hold its pinned memory
+// (pinned_policy.hpp): the slots granted are spread over the workers, one each first, and
+// workers without one stage in ordinary memory, as above. A read never waits for the pool.
 //
 // Batched placement (DeviceSinkOptions::batch, for chunks of at most a quarter of a batch):
 // instead of a ring of chunk slots, each worker has two batch buffers of
@@ -45,6 +48,7 @@ struct DeviceSinkOptions {
   int device = 0;                       // the destination's device
   std::size_t slot_bytes = 0;           // decoded bytes of the chunks staged (inner chunks when sharded)
   std::size_t staging_bytes = 256u << 20;
+  std::size_t pinned_pool_bytes = 0;    // the process's pinned budget (Settings); 0: its default
   unsigned slots_per_thread = 2;
   cudaStream_t caller_stream = nullptr; // work queued on it before the read comes first; null:
                                         // the legacy default stream's work comes first
@@ -52,6 +56,10 @@ struct DeviceSinkOptions {
   bool batch = false;                   // place small chunks in batches (see above); only for
                                         // sinks that use staging/place/fill alone
 };
+
+// The process's pinned budget a read with these options runs under (pinned_pool_bytes, or the
+// Settings default when 0).
+std::size_t pool_budget(const DeviceSinkOptions& options);
 
 // Pinned bytes of one batch buffer at most: large enough that a batch costs far less than its
 // transfer, small enough that transfers of one worker overlap the filling of the next.
@@ -88,6 +96,9 @@ class DeviceSink final : public ChunkSink {
 
   // Pinned staging slots and workers staging in ordinary memory after start(), for tests.
   std::size_t pinned_slots() const;
+  // Pinned slots the pool allocated for this read (ReadStats::pinned_allocations); 0 when its
+  // idle slots served.
+  std::size_t pinned_allocations() const { return pinned_allocations_; }
   // Whether start() chose batched placement, and the batches uploaded so far, for tests.
   bool batching() const { return batch_bytes_ > 0; }
   std::size_t batches_uploaded() const;
@@ -125,6 +136,8 @@ class DeviceSink final : public ChunkSink {
   std::vector<Worker> workers_;
   std::size_t slot_bytes_ = 0;
   std::size_t batch_bytes_ = 0;  // 0: no batching
+  std::size_t pool_budget_ = 0;
+  std::size_t pinned_allocations_ = 0;
   cudaEvent_t ready_ = nullptr;  // recorded on the caller's (or legacy) stream before the read
   bool synchronized_ = false;
   CudaCallCounter calls_;

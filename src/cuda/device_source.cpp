@@ -35,6 +35,14 @@ namespace {
 
 std::uintptr_t address(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer); }
 
+std::size_t budget_from_environment() {
+  try {
+    return Settings::from_environment().effective_pinned_pool();
+  } catch (const Error&) {
+    return Settings{}.effective_pinned_pool();  // a bad variable fails the reads that parse it, not this
+  }
+}
+
 constexpr std::size_t kPage = 4096;
 std::size_t round_to_page(std::size_t n) { return (std::max<std::size_t>(n, 1) + kPage - 1) / kPage * kPage; }
 
@@ -77,8 +85,9 @@ class DeviceSource final : public ChunkSource {
     capacity_ = round_to_page(max_box_bytes);
     auto& pool = cuda::DevicePool::instance();
     streams_ = pool.acquire_streams(device_, count);
+    // Pinned within one read's default staging and as far as the process's pool grants it.
     const std::size_t pinned = std::min(count, Settings{}.staging_bytes / capacity_);
-    slots_ = pool.acquire_slots(device_, capacity_, pinned);
+    slots_ = pool.acquire_slots(device_, capacity_, pinned, budget_, pinned);
     while (slots_.size() < count) slots_.push_back(std::make_unique<cuda::StagingSlot>(device_, capacity_, false));
   }
 
@@ -140,10 +149,10 @@ class DeviceSource final : public ChunkSource {
       if (cudaStreamSynchronize(stream) != cudaSuccess) broken = true;
     auto& pool = cuda::DevicePool::instance();
     if (broken) {
-      for (auto& slot : slots_) (void)slot.release();
+      pool.forget_slots(std::move(slots_));
       (void)cudaGetLastError();
     } else {
-      pool.release_slots(std::move(slots_), Settings{}.staging_bytes);
+      pool.release_slots(std::move(slots_), budget_);
       pool.release_streams(device_, std::move(streams_));
     }
     slots_.clear();
@@ -158,6 +167,8 @@ class DeviceSource final : public ChunkSource {
 
   DestinationLayout layout_;
   cudaStream_t caller_stream_;
+  // The process's pinned budget (Settings::pinned_pool_bytes, from the environment when it parses).
+  std::size_t budget_ = budget_from_environment();
   int device_ = 0;
   int caller_device_ = -1;  // the caller's current device when start() ran
   std::size_t capacity_ = 0;

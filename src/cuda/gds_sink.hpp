@@ -30,6 +30,7 @@ class GdsSink final : public ChunkSink {
   bool read_file_direct(unsigned worker, const StoreFile& file, const ChunkBox& box) override;
   void finish() override { staged_.finish(); }
   CudaCallStats cuda_calls() const { return staged_.cuda_calls(); }  // ReadStats::cuda_calls
+  std::size_t pinned_allocations() const { return staged_.pinned_allocations(); }
 
  private:
   // Reads [offset, offset + nbytes) of the file to device memory `base`, looping over short reads.

@@ -84,7 +84,6 @@ GpuDecodeSink::~GpuDecodeSink() {
       if (!broken && worker.stream && cudaStreamSynchronize(worker.stream) != cudaSuccess) broken = true;
     release(broken);
   }
-  if (ready_) cudaEventDestroy(ready_);
   (void)cudaGetLastError();
 }
 
@@ -104,15 +103,16 @@ void GpuDecodeSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   auto streams = pool.acquire_streams(options_.device, count);
   for (std::size_t w = 0; w < count; ++w) workers_[w].stream = streams[w];
   cudaStream_t upstream = options_.caller_stream ? options_.caller_stream : cudaStreamLegacy;
-  check_cuda(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  ready_ = pool.acquire_event(options_.device);
   check_cuda(cudaEventRecord(ready_, upstream), "cudaEventRecord (caller's stream)");
-  auto slots = pool.acquire_slots(options_.device, stored_capacity_, 2 * count);
+  // Pinned as far as the process's pool grants (pinned_policy.hpp), ordinary memory beyond.
+  auto slots = pool.acquire_staging(options_.device, stored_capacity_, 2 * count, pool_budget(options_));
   for (std::size_t w = 0; w < count; ++w) {
     check_cuda(cudaStreamWaitEvent(workers_[w].stream, ready_, 0), "cudaStreamWaitEvent");
     for (std::size_t b = 0; b < 2; ++b) {
       Batch& batch = workers_[w].batches[b];
       batch.stored = std::move(slots[2 * w + b]);
-      check_cuda(cudaEventCreateWithFlags(&batch.done, cudaEventDisableTiming), "cudaEventCreateWithFlags (batch)");
+      batch.done = pool.acquire_event(options_.device);
     }
   }
 }
@@ -361,10 +361,13 @@ void GpuDecodeSink::finish() {
 void GpuDecodeSink::release(bool broken) {
   std::vector<SlotPtr> slots;
   std::vector<cudaStream_t> streams;
+  std::vector<cudaEvent_t> events;
+  if (ready_) events.push_back(ready_);
+  ready_ = nullptr;
   for (auto& worker : workers_) {
     for (auto& batch : worker.batches) {
       if (batch.stored) slots.push_back(std::move(batch.stored));
-      if (batch.done) cudaEventDestroy(batch.done);
+      if (batch.done) events.push_back(batch.done);
       batch.done = nullptr;
       if (broken) {
         // The GPU failed: its work may still reference these. Leak rather than free under it.
@@ -377,13 +380,16 @@ void GpuDecodeSink::release(bool broken) {
     if (worker.stream) streams.push_back(worker.stream);
     worker.stream = nullptr;
   }
+  auto& pool = DevicePool::instance();
   if (broken) {
-    for (auto& slot : slots) (void)slot.release();
+    // Leaked with the slots: their work may still be queued.
+    pool.forget_slots(std::move(slots));
     return;
   }
-  auto& pool = DevicePool::instance();
-  pool.release_slots(std::move(slots), options_.staging_bytes);
+  pool.release_slots(std::move(slots), pool_budget(options_));
   pool.release_streams(options_.device, std::move(streams));
+  // The streams have drained: nothing waits on these events any more.
+  for (cudaEvent_t event : events) pool.release_event(options_.device, event);
 }
 
 }  // namespace zarrdirect::cuda

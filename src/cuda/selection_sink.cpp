@@ -124,6 +124,7 @@ class SelectionDeviceSink final : public ChunkSink {
 
  public:
   CudaCallStats cuda_calls() const { return inner_.cuda_calls(); }  // ReadStats::cuda_calls
+  std::size_t pinned_allocations() const { return inner_.pinned_allocations(); }
 
  private:
   const SelectionGeometry& geometry_;
@@ -166,6 +167,7 @@ ReadStats read_selection_to_device(const Array::Impl& array, const SelectionGeom
   options.slot_bytes = static_cast<std::size_t>(array.sharding ? array.sharding->inner_chain().decoded_spec().nbytes()
                                                                : array.metadata.chunk_nbytes());
   options.staging_bytes = settings.staging_bytes;
+  options.pinned_pool_bytes = settings.effective_pinned_pool();
   options.slots_per_thread = settings.slots_per_thread;
   options.caller_stream = static_cast<cudaStream_t>(cuda_stream);
   const ReadPicks picks = selection_picks(array, geometry);
@@ -173,6 +175,7 @@ ReadStats read_selection_to_device(const Array::Impl& array, const SelectionGeom
   SelectionDeviceSink sink(geometry, tables, layout, array.metadata.fill_value, options);
   ReadStats stats = run_read(array, geometry.bounds, sink, settings, &picks);
   stats.cuda_calls = sink.cuda_calls();
+  stats.pinned_allocations = sink.pinned_allocations();
   return stats;
 }
 

@@ -28,6 +28,10 @@ bool cuda_available() { return false; }
 
 namespace zarrdirect {
 
+PinnedPoolStats pinned_pool_stats() { return {}; }
+
+void trim_pinned_pool() {}
+
 nlohmann::json describe_system() {
   nlohmann::json doc = {{"cuda_built", false},
                         {"cuda_devices", 0},

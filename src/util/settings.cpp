@@ -1,5 +1,6 @@
 #include "zarrdirect/settings.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <string>
@@ -23,6 +24,15 @@ void read_number(const char* variable, T& target) {
   if (ec != std::errc() || *end != '\0')
     throw Error(ErrorKind::invalid_argument, fmt::format("environment variable {}=\"{}\" is not a number", variable, text));
   target = value;
+}
+
+// Physical memory in bytes; 0 when the system does not say.
+std::size_t physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  const auto physical = static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page_size);
+  return static_cast<std::size_t>(std::min<unsigned long long>(physical, SIZE_MAX));
 }
 
 }  // namespace
@@ -94,6 +104,12 @@ Settings Settings::from_environment() {
     throw Error(ErrorKind::invalid_argument,
                 fmt::format("environment variable ZARRDIRECT_MEMORY_LIMIT_MB={} is out of range", memory_mb));
   settings.memory_limit_bytes = memory_mb << 20;
+  std::size_t pinned_mb = settings.pinned_pool_bytes >> 20;
+  read_number("ZARRDIRECT_PINNED_POOL_MB", pinned_mb);
+  if (pinned_mb > (SIZE_MAX >> 20))
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("environment variable ZARRDIRECT_PINNED_POOL_MB={} is out of range", pinned_mb));
+  settings.pinned_pool_bytes = pinned_mb << 20;
   std::size_t cache_mb = 0;
   read_number("ZARRDIRECT_CACHE_MB", cache_mb);
   if (cache_mb > (SIZE_MAX >> 20))
@@ -127,11 +143,21 @@ unsigned Settings::effective_threads() const {
 std::size_t Settings::effective_memory_limit() const {
   if (memory_limit_bytes > 0) return memory_limit_bytes;
   constexpr std::size_t kFloor = std::size_t{256} << 20;
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return kFloor;
-  const auto physical = static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page_size);
-  return std::max<std::size_t>(kFloor, static_cast<std::size_t>(std::min<unsigned long long>(physical / 2, SIZE_MAX)));
+  const std::size_t physical = physical_memory();
+  if (physical == 0) return kFloor;
+  return std::max(kFloor, physical / 2);
+}
+
+std::size_t Settings::effective_pinned_pool() const {
+  if (pinned_pool_bytes > 0) return pinned_pool_bytes;
+  return default_pinned_pool_bytes(physical_memory());
+}
+
+std::size_t Settings::default_pinned_pool_bytes(std::size_t physical_bytes) {
+  constexpr std::size_t kFloor = std::size_t{256} << 20;  // one read's default staging
+  constexpr std::size_t kDefault = std::size_t{4} << 30;
+  // Unknown memory (0): the floor. Pinned memory cannot be paged out, so an eighth at most.
+  return std::max(kFloor, std::min(kDefault, physical_bytes / 8));
 }
 
 }  // namespace zarrdirect

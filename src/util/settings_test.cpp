@@ -35,6 +35,33 @@ TEST(Settings, EnvironmentOverridesDefaults) {
   EXPECT_EQ(settings.io_path, IoPath::staged);
 }
 
+TEST(Settings, PinnedPoolDefaultsToFourGiBWithinAnEighthOfMemory) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  EXPECT_EQ(Settings::default_pinned_pool_bytes(std::size_t{128} << 30), 4096 * MiB);  // the H200 machine
+  EXPECT_EQ(Settings::default_pinned_pool_bytes(std::size_t{16} << 30), 2048 * MiB);
+  EXPECT_EQ(Settings::default_pinned_pool_bytes(std::size_t{1} << 30), 256 * MiB);  // the floor
+  EXPECT_EQ(Settings::default_pinned_pool_bytes(0), 256 * MiB);                     // unknown memory
+  const std::size_t automatic = Settings{}.effective_pinned_pool();
+  EXPECT_GE(automatic, 256 * MiB);
+  EXPECT_LE(automatic, 4096 * MiB);
+  Settings settings;
+  settings.pinned_pool_bytes = 100 * MiB;
+  EXPECT_EQ(settings.effective_pinned_pool(), 100 * MiB);
+  {
+    ScopedEnv pool("ZARRDIRECT_PINNED_POOL_MB", "1024");
+    EXPECT_EQ(Settings::from_environment().pinned_pool_bytes, 1024 * MiB);
+  }
+  for (const char* bad : {"lots", "-5", "99999999999999999999"}) {
+    ScopedEnv pool("ZARRDIRECT_PINNED_POOL_MB", bad);
+    try {
+      Settings::from_environment();
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("ZARRDIRECT_PINNED_POOL_MB"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Settings, BadEnvironmentValuesAreErrors) {
   for (const char* text : {"x", "3x", "-1", "99999999999999999999"}) {
     ScopedEnv threads("ZARRDIRECT_THREADS", text);
