@@ -1,9 +1,11 @@
 #include "store/http_store.hpp"
 
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "store/byte_ranges.hpp"
 #include "store/file_store.hpp"
 #include "store/url.hpp"
 #include "util/quote.hpp"
@@ -81,6 +83,78 @@ std::optional<std::vector<std::byte>> HttpStore::read(std::string_view key, std:
 
 std::optional<std::uint64_t> HttpStore::read_into(std::string_view key, const DestinationFor& destination) const {
   return client_->get(url_of(key), destination, std::numeric_limits<std::uint64_t>::max());
+}
+
+void HttpStore::read_many(std::span<StoreWholeRead> reads, unsigned in_flight) const {
+  std::vector<HttpTransfer> transfers;
+  std::vector<HttpTransfer*> running;
+  std::vector<std::size_t> which;  // the read of each transfer
+  transfers.reserve(reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    try {
+      transfers.push_back(
+          HttpTransfer::whole(url_of(reads[i].key), *reads[i].destination, std::numeric_limits<std::uint64_t>::max()));
+    } catch (...) {
+      reads[i].error = std::current_exception();
+      return;
+    }
+    which.push_back(i);
+  }
+  running.reserve(transfers.size());
+  for (auto& transfer : transfers) running.push_back(&transfer);
+  client_->run(running, in_flight);
+  for (std::size_t t = 0; t < transfers.size(); ++t) {
+    StoreWholeRead& read = reads[which[t]];
+    switch (transfers[t].state()) {
+      case HttpTransfer::State::done:
+        read.size = transfers[t].size();
+        break;
+      case HttpTransfer::State::missing:
+        read.missing = true;
+        break;
+      case HttpTransfer::State::failed:
+        read.error = transfers[t].error();
+        break;
+      case HttpTransfer::State::waiting:
+        break;  // not run: an earlier one failed
+    }
+  }
+}
+
+void HttpStore::read_ranges(std::span<const StoreRangeRead> reads, unsigned in_flight) const {
+  const std::uint64_t gap = merge_gap();
+  std::vector<HttpTransfer> transfers;
+  std::size_t i = 0;
+  while (i < reads.size()) {
+    // A run of ranges of one key, each starting at most `gap` after the one before.
+    std::vector<HttpPiece> pieces;
+    std::size_t end = i;
+    std::uint64_t run_end = 0;
+    while (end < reads.size() && reads[end].key == reads[i].key) {
+      const StoreRangeRead& next = reads[end];
+      if (next.buffer.empty()) {
+        ++end;
+        continue;
+      }
+      if (!pieces.empty() && !(joins_run(run_end, next.offset, gap) &&
+                               next.offset + next.buffer.size() - pieces.front().offset <= kMaxMergedBytes))
+        break;
+      pieces.push_back({next.offset, next.buffer});
+      run_end = next.offset + next.buffer.size();
+      ++end;
+    }
+    if (!pieces.empty()) transfers.push_back(HttpTransfer::pieces(url_of(reads[i].key), std::move(pieces)));
+    i = end;
+  }
+  std::vector<HttpTransfer*> running;
+  running.reserve(transfers.size());
+  for (auto& transfer : transfers) running.push_back(&transfer);
+  client_->run(running, in_flight);
+  for (const HttpTransfer& transfer : transfers) {
+    if (transfer.state() == HttpTransfer::State::failed) std::rethrow_exception(transfer.error());
+    if (transfer.state() == HttpTransfer::State::missing)
+      throw Error(ErrorKind::io, fmt::format("{}: disappeared while being read (HTTP 404)", transfer.shown()));
+  }
 }
 
 bool HttpStore::exists(std::string_view key) const { return client_->size_of(url_of(key)).has_value(); }

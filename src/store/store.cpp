@@ -20,6 +20,32 @@ std::optional<std::uint64_t> Store::read_into(std::string_view key, const Destin
   return object->read_all(target);
 }
 
+void Store::read_many(std::span<StoreWholeRead> reads, unsigned) const {
+  for (StoreWholeRead& read : reads) {
+    try {
+      read.size = read_into(read.key, *read.destination);
+      read.missing = !read.size;
+    } catch (...) {
+      read.error = std::current_exception();
+      return;
+    }
+  }
+}
+
+void Store::read_ranges(std::span<const StoreRangeRead> reads, unsigned) const {
+  std::unique_ptr<StoreObject> object;
+  std::string_view open_key;
+  for (const StoreRangeRead& read : reads) {
+    if (!object || read.key != open_key) {
+      object = open_object(read.key);
+      if (!object)
+        throw Error(ErrorKind::io, fmt::format("{}/{}: disappeared while being read", location(), printable(read.key)));
+      open_key = read.key;
+    }
+    object->read_exact(read.offset, read.buffer);
+  }
+}
+
 bool is_url(std::string_view location) { return url_scheme(location).has_value(); }
 
 std::unique_ptr<Store> open_store(const std::filesystem::path& location, const StoreOptions& options) {
