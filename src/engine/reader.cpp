@@ -405,18 +405,16 @@ class ReadJob {
       reads[k].key = keys[k];
       reads[k].destination = &destinations[k];
     }
-    converting_bad_alloc([&] { array_.store->read_many(reads, in_flight_); });
-    for (std::size_t k = 0; k < count; ++k) {
+    // Each chunk is placed as soon as it arrived, while the others go on arriving.
+    auto place_ready = [&](std::size_t k) {
       ++positions_;
       try {
         converting_bad_alloc([&] {
-          if (reads[k].error) std::rethrow_exception(reads[k].error);
           if (reads[k].missing) {
             ++missing_;
             sink_.fill(worker, boxes[k]);
             return;
           }
-          if (!reads[k].size) throw Error(ErrorKind::io, "not read (an earlier request failed)");
           bytes_read_ += *reads[k].size;
           if (identity) {
             if (!batch.direct[k].empty()) return;
@@ -432,6 +430,16 @@ class ReadJob {
         });
       } catch (const EarlierChunkError&) {
         throw;  // names its own chunk
+      } catch (const Error& e) {
+        throw e.with_context(chunk_where(keys[k]));
+      }
+    };
+    converting_bad_alloc([&] { array_.store->read_many(reads, in_flight_, place_ready); });
+    // A failure stopped the batch: the first one named with its chunk.
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!reads[k].error) continue;
+      try {
+        std::rethrow_exception(reads[k].error);
       } catch (const Error& e) {
         throw e.with_context(chunk_where(keys[k]));
       }
@@ -714,6 +722,31 @@ class ReadJob {
       } catch (const Error& e) {
         throw e.with_context(inner_where(slice_keys_[batch[end].slice], batch[end].offset));
       }
+      // Each run of inner chunks is decoded and placed as soon as its request ends, while the
+      // others go on arriving. Errors of a chunk name it; others name the first of the part.
+      bool named = false;
+      Extents origin{};
+      auto place_ready = [&](std::size_t first, std::size_t count) {
+        for (std::size_t r = first; r < first + count; ++r) {
+          const InnerRead& read = batch[i + r];
+          const std::string& key = slice_keys_[read.slice];
+          try {
+            converting_bad_alloc([&] {
+              const Extents coords = shards.cell(wave[read.slice].shard);
+              for (std::size_t d = 0; d < rank_; ++d) origin[d] = coords[d] * chunk_shape_[d];
+              const Extents local = linear_to_coords(read.inner, grid, rank_);
+              place_inner(worker, ranges[r].buffer, box_of(local, origin, inner_shape_, region_, rank_), key,
+                          read.offset, place_raw);
+            });
+          } catch (const EarlierChunkError&) {
+            named = true;
+            throw;  // names its own chunk
+          } catch (const Error& e) {
+            named = true;
+            throw e.with_context(inner_where(key, read.offset));
+          }
+        }
+      };
       try {
         converting_bad_alloc([&] {
           encoded.resize(static_cast<std::size_t>(bytes));
@@ -724,33 +757,13 @@ class ReadJob {
             ranges.push_back({slice_keys_[batch[k].slice], batch[k].offset, std::span(encoded).subspan(at, n)});
             at += n;
           }
-          array_.store->read_ranges(ranges, in_flight_);
+          array_.store->read_ranges(ranges, in_flight_, place_ready);
         });
       } catch (const Error& e) {
+        if (named) throw;
         throw e.with_context(inner_where(slice_keys_[batch[i].slice], batch[i].offset));
       }
       bytes_read_ += bytes;
-      std::size_t at = 0;
-      Extents origin{};
-      for (std::size_t k = i; k < end; ++k) {
-        const std::string& key = slice_keys_[batch[k].slice];
-        const std::size_t n = static_cast<std::size_t>(batch[k].nbytes);
-        const auto piece = std::span<const std::byte>(encoded).subspan(at, n);
-        at += n;
-        try {
-          converting_bad_alloc([&] {
-            const Extents coords = shards.cell(wave[batch[k].slice].shard);
-            for (std::size_t d = 0; d < rank_; ++d) origin[d] = coords[d] * chunk_shape_[d];
-            const Extents local = linear_to_coords(batch[k].inner, grid, rank_);
-            place_inner(worker, piece, box_of(local, origin, inner_shape_, region_, rank_), key, batch[k].offset,
-                        place_raw);
-          });
-        } catch (const EarlierChunkError&) {
-          throw;  // names its own chunk
-        } catch (const Error& e) {
-          throw e.with_context(inner_where(key, batch[k].offset));
-        }
-      }
       i = end;
     }
   }

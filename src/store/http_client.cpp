@@ -27,8 +27,9 @@ HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)), head
 
 HttpClient::~HttpClient() = default;
 
-void HttpClient::run(std::span<HttpTransfer* const> transfers, unsigned in_flight) const {
-  run_transfers(options_, headers_->list, transfers, in_flight == 0 ? options_.concurrency : in_flight);
+void HttpClient::run(std::span<HttpTransfer* const> transfers, unsigned in_flight,
+                     const std::function<void(HttpTransfer&)>* on_finished) const {
+  run_transfers(options_, headers_->list, transfers, in_flight == 0 ? options_.concurrency : in_flight, on_finished);
 }
 
 bool HttpClient::run_one(HttpTransfer& transfer) const {

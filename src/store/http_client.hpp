@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -52,8 +53,10 @@ class HttpClient {
 
   // Runs `transfers` at once, at most `in_flight` at a time (0: options().concurrency), on the
   // calling thread. Each ends done, missing or failed; after the first failure the others may be
-  // left waiting (http_multi.hpp). Throws only when libcurl itself fails.
-  void run(std::span<HttpTransfer* const> transfers, unsigned in_flight = 0) const;
+  // left waiting (http_multi.hpp). `on_finished`, when given, is called as each ends done or
+  // missing. Throws only when libcurl itself fails, or what `on_finished` throws.
+  void run(std::span<HttpTransfer* const> transfers, unsigned in_flight = 0,
+           const std::function<void(HttpTransfer&)>* on_finished = nullptr) const;
 
  private:
   // One transfer, alone: its error rethrown; false when missing.

@@ -71,8 +71,12 @@ void configure(CURL* easy, HttpTransfer& transfer, const HttpOptions& options, c
 // goes back to the pool.
 class Batch {
  public:
-  Batch(const HttpOptions& options, const curl_slist* headers, unsigned in_flight)
-      : options_(options), headers_(headers), in_flight_(std::max(in_flight, 1u)), set_(HttpHandlePool::instance().take()) {}
+  Batch(const HttpOptions& options, const curl_slist* headers, unsigned in_flight, const HttpFinished* on_finished)
+      : options_(options),
+        headers_(headers),
+        in_flight_(std::max(in_flight, 1u)),
+        on_finished_(on_finished),
+        set_(HttpHandlePool::instance().take()) {}
 
   ~Batch() {
     for (CURL* easy : running_) {
@@ -167,12 +171,15 @@ class Batch {
                             transfer);
       return true;
     }
-    return transfer->state() != HttpTransfer::State::failed;
+    if (transfer->state() == HttpTransfer::State::failed) return false;
+    if (on_finished_ && *on_finished_) (*on_finished_)(*transfer);
+    return true;
   }
 
   const HttpOptions& options_;
   const curl_slist* headers_;
   const std::size_t in_flight_;
+  const HttpFinished* on_finished_;
   std::unique_ptr<HttpHandleSet> set_;
   std::vector<CURL*> running_;
   std::vector<std::pair<Clock::time_point, HttpTransfer*>> retries_;
@@ -181,9 +188,9 @@ class Batch {
 }  // namespace
 
 void run_transfers(const HttpOptions& options, const curl_slist* headers, std::span<HttpTransfer* const> transfers,
-                   unsigned in_flight) {
+                   unsigned in_flight, const HttpFinished* on_finished) {
   if (transfers.empty()) return;
-  Batch batch(options, headers, in_flight);
+  Batch batch(options, headers, in_flight, on_finished);
   batch.run(transfers);
 }
 

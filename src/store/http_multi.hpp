@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "store/http_options.hpp"
@@ -23,11 +24,17 @@ struct curl_slist;
 
 namespace zarrdirect {
 
+// Called on the driving thread as each transfer ends (done or missing; a failure stops the batch
+// instead), while the others go on arriving: the caller can use its bytes at once. What it
+// throws ends the batch and leaves run_transfers.
+using HttpFinished = std::function<void(HttpTransfer&)>;
+
 // Runs `transfers` to their end (each done, missing or failed; after a failure the rest may be
-// left waiting). `headers`: the extra request lines (token, headers) for every request, or null.
-// Throws only for libcurl itself failing (no handle, out of memory), as Error(io).
+// left waiting). `headers`: the extra request lines (token, headers) for every request, or null;
+// `on_finished`: null, or called as each ends. Throws only for libcurl itself failing (no
+// handle, out of memory), as Error(io), or what `on_finished` throws.
 void run_transfers(const HttpOptions& options, const curl_slist* headers, std::span<HttpTransfer* const> transfers,
-                   unsigned in_flight);
+                   unsigned in_flight, const HttpFinished* on_finished = nullptr);
 
 // Connections opened by every driver of this process so far (keep-alive shows as none opened
 // for a batch that found its connections open).

@@ -85,10 +85,9 @@ std::optional<std::uint64_t> HttpStore::read_into(std::string_view key, const De
   return client_->get(url_of(key), destination, std::numeric_limits<std::uint64_t>::max());
 }
 
-void HttpStore::read_many(std::span<StoreWholeRead> reads, unsigned in_flight) const {
+void HttpStore::read_many(std::span<StoreWholeRead> reads, unsigned in_flight,
+                          const std::function<void(std::size_t)>& on_ready) const {
   std::vector<HttpTransfer> transfers;
-  std::vector<HttpTransfer*> running;
-  std::vector<std::size_t> which;  // the read of each transfer
   transfers.reserve(reads.size());
   for (std::size_t i = 0; i < reads.size(); ++i) {
     try {
@@ -98,32 +97,42 @@ void HttpStore::read_many(std::span<StoreWholeRead> reads, unsigned in_flight) c
       reads[i].error = std::current_exception();
       return;
     }
-    which.push_back(i);
   }
-  running.reserve(transfers.size());
-  for (auto& transfer : transfers) running.push_back(&transfer);
-  client_->run(running, in_flight);
-  for (std::size_t t = 0; t < transfers.size(); ++t) {
-    StoreWholeRead& read = reads[which[t]];
-    switch (transfers[t].state()) {
+  // Transfer t is read t (a bad key above ended the batch before any request).
+  auto record = [&](const HttpTransfer& transfer) -> std::size_t {
+    const std::size_t t = static_cast<std::size_t>(&transfer - transfers.data());
+    StoreWholeRead& read = reads[t];
+    switch (transfer.state()) {
       case HttpTransfer::State::done:
-        read.size = transfers[t].size();
+        read.size = transfer.size();
         break;
       case HttpTransfer::State::missing:
         read.missing = true;
         break;
       case HttpTransfer::State::failed:
-        read.error = transfers[t].error();
+        read.error = transfer.error();
         break;
       case HttpTransfer::State::waiting:
         break;  // not run: an earlier one failed
     }
-  }
+    return t;
+  };
+  const std::function<void(HttpTransfer&)> finished = [&](HttpTransfer& transfer) {
+    const std::size_t t = record(transfer);
+    if (on_ready) on_ready(t);
+  };
+  std::vector<HttpTransfer*> running;
+  running.reserve(transfers.size());
+  for (auto& transfer : transfers) running.push_back(&transfer);
+  client_->run(running, in_flight, &finished);
+  for (const auto& transfer : transfers) record(transfer);
 }
 
-void HttpStore::read_ranges(std::span<const StoreRangeRead> reads, unsigned in_flight) const {
+void HttpStore::read_ranges(std::span<const StoreRangeRead> reads, unsigned in_flight,
+                            const std::function<void(std::size_t, std::size_t)>& on_ready) const {
   const std::uint64_t gap = merge_gap();
   std::vector<HttpTransfer> transfers;
+  std::vector<std::pair<std::size_t, std::size_t>> covers;  // each transfer's reads: [first, end)
   std::size_t i = 0;
   while (i < reads.size()) {
     // A run of ranges of one key, each starting at most `gap` after the one before.
@@ -143,18 +152,29 @@ void HttpStore::read_ranges(std::span<const StoreRangeRead> reads, unsigned in_f
       run_end = next.offset + next.buffer.size();
       ++end;
     }
-    if (!pieces.empty()) transfers.push_back(HttpTransfer::pieces(url_of(reads[i].key), std::move(pieces)));
+    if (!pieces.empty()) {
+      transfers.push_back(HttpTransfer::pieces(url_of(reads[i].key), std::move(pieces)));
+      covers.emplace_back(i, end);
+    } else if (on_ready) {
+      on_ready(i, end - i);  // empty ranges only: nothing to fetch
+    }
     i = end;
   }
-  std::vector<HttpTransfer*> running;
-  running.reserve(transfers.size());
-  for (auto& transfer : transfers) running.push_back(&transfer);
-  client_->run(running, in_flight);
-  for (const HttpTransfer& transfer : transfers) {
+  auto check = [](const HttpTransfer& transfer) {
     if (transfer.state() == HttpTransfer::State::failed) std::rethrow_exception(transfer.error());
     if (transfer.state() == HttpTransfer::State::missing)
       throw Error(ErrorKind::io, fmt::format("{}: disappeared while being read (HTTP 404)", transfer.shown()));
-  }
+  };
+  const std::function<void(HttpTransfer&)> finished = [&](HttpTransfer& transfer) {
+    check(transfer);
+    const auto [first, end] = covers[static_cast<std::size_t>(&transfer - transfers.data())];
+    if (on_ready) on_ready(first, end - first);
+  };
+  std::vector<HttpTransfer*> running;
+  running.reserve(transfers.size());
+  for (auto& transfer : transfers) running.push_back(&transfer);
+  client_->run(running, in_flight, &finished);
+  for (const HttpTransfer& transfer : transfers) check(transfer);
 }
 
 bool HttpStore::exists(std::string_view key) const { return client_->size_of(url_of(key)).has_value(); }

@@ -36,8 +36,10 @@ class HttpStore final : public Store {
   std::unique_ptr<StoreObject> open_object(std::string_view key, bool o_direct = false) const override;
   std::unique_ptr<StoreObject> open_sized(std::string_view key, std::uint64_t size) const override;
   unsigned request_concurrency() const override { return client_->options().concurrency; }
-  void read_many(std::span<StoreWholeRead> reads, unsigned in_flight) const override;
-  void read_ranges(std::span<const StoreRangeRead> reads, unsigned in_flight) const override;
+  void read_many(std::span<StoreWholeRead> reads, unsigned in_flight,
+                 const std::function<void(std::size_t)>& on_ready = {}) const override;
+  void read_ranges(std::span<const StoreRangeRead> reads, unsigned in_flight,
+                   const std::function<void(std::size_t, std::size_t)>& on_ready = {}) const override;
   std::uint64_t merge_gap() const override { return client_->options().merge_gap_bytes; }
   std::optional<std::vector<std::byte>> read(std::string_view key, std::uint64_t max_size) const override;
   std::optional<std::uint64_t> read_into(std::string_view key, const DestinationFor& destination) const override;

@@ -89,12 +89,19 @@ class Store {
   // Reads each value whole into its destination, up to `in_flight` at a time (a remote store:
   // many requests at once on the calling thread; a local one: one after another). Stops at the
   // first failure, which it records in that read (not thrown: the caller names the chunk).
-  virtual void read_many(std::span<StoreWholeRead> reads, unsigned in_flight) const;
+  // `on_ready`, when given, is called with a read's index as soon as it has its size (or is
+  // missing), while the others go on arriving (a remote store; a local one after each read).
+  // What it throws ends the batch and leaves read_many.
+  virtual void read_many(std::span<StoreWholeRead> reads, unsigned in_flight,
+                         const std::function<void(std::size_t)>& on_ready = {}) const;
   // Reads every range into its buffer, up to `in_flight` requests at a time. Ranges of one key
   // that follow each other in `reads` (sorted by offset, not overlapping) and lie at most
   // merge_gap() bytes apart share one request (a remote store), its response split back into
   // their buffers. A key that does not exist, or ends before a range, is an Error naming it.
-  virtual void read_ranges(std::span<const StoreRangeRead> reads, unsigned in_flight) const;
+  // `on_ready`, when given, is called with (first, count) as reads [first, first + count) have
+  // arrived whole, while the others go on arriving. What it throws leaves read_ranges.
+  virtual void read_ranges(std::span<const StoreRangeRead> reads, unsigned in_flight,
+                           const std::function<void(std::size_t, std::size_t)>& on_ready = {}) const;
   // The gap between two ranges of one value up to which read_ranges fetches both with one
   // request (0: each range on its own).
   virtual std::uint64_t merge_gap() const { return 0; }
