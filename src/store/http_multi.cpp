@@ -46,7 +46,8 @@ void configure(CURL* easy, HttpTransfer& transfer, const HttpOptions& options, c
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "zarrdirect");
-    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
+    static const long buffer_bytes = getenv("ZD_CURL_BUF") ? atol(getenv("ZD_CURL_BUF")) : kReceiveBufferBytes;  // TEMP
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, buffer_bytes);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_body);
   }
