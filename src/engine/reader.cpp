@@ -524,6 +524,17 @@ class ReadJob {
     std::sort(reads.begin(), reads.end(), [](const InnerRead& a, const InnerRead& b) {
       return a.slice != b.slice ? a.slice < b.slice : a.offset < b.offset;
     });
+    if (in_flight_ > 0) {
+      // Phase 2, remote: tasks of whole runs of neighbours (remote_tasks), each run one request.
+      const std::vector<std::size_t> starts = remote_tasks(reads);
+      parallel(starts.size() - 1, 1, [&](unsigned worker, std::uint64_t task, std::uint64_t) {
+        const std::size_t first = starts[task];
+        const std::size_t count = starts[task + 1] - first;
+        read_inner_batch(worker, shards, wave, std::span(reads).subspan(first, count));
+        return std::uint64_t{count};
+      });
+      return;
+    }
     // Phase 2: inner chunks in batches (sized in inner_batch.hpp); neighbours within a batch
     // share one read.
     const std::uint64_t batch = inner_chunks_per_task(reads.size(), workers_, array_.store->remote(),
@@ -532,6 +543,46 @@ class ReadJob {
       read_inner_batch(worker, shards, wave, std::span(reads).subspan(first, count));
       return count;
     });
+  }
+
+  // Remote reads of a wave (sorted by shard and offset) cut into tasks: first into runs that
+  // one request fetches (inner chunks of one shard up to the store's merge gap apart, within
+  // kRemoteBatchBytes), so that how the work is shared never splits a run; then runs grouped
+  // into tasks of up to in_flight_ runs and kRemoteBatchBytes, at least one task per worker
+  // where there are enough runs. Returns the tasks' first reads, and reads.size() last.
+  std::vector<std::size_t> remote_tasks(const std::vector<InnerRead>& reads) const {
+    const std::uint64_t gap = array_.store->merge_gap();
+    std::vector<std::size_t> runs;  // each run's first read
+    std::uint64_t run_first = 0, run_end = 0;
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      const InnerRead& read = reads[i];
+      const bool joins = i > 0 && read.slice == reads[i - 1].slice && joins_run(run_end, read.offset, gap) &&
+                         read.offset + read.nbytes - run_first <= kRemoteBatchBytes;
+      if (!joins) {
+        runs.push_back(i);
+        run_first = read.offset;
+      }
+      run_end = read.offset + read.nbytes;
+    }
+    const std::size_t per_task = static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(runs.size() / workers_, 1, std::max(in_flight_, 1u)));
+    std::vector<std::size_t> starts;
+    std::uint64_t task_bytes = 0;
+    std::size_t task_runs = 0;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const std::size_t end = r + 1 < runs.size() ? runs[r + 1] : reads.size();
+      std::uint64_t bytes = 0;
+      for (std::size_t i = runs[r]; i < end; ++i) bytes += reads[i].nbytes;
+      if (starts.empty() || task_runs == per_task || task_bytes + bytes > kRemoteBatchBytes) {
+        starts.push_back(runs[r]);
+        task_bytes = 0;
+        task_runs = 0;
+      }
+      task_bytes += bytes;
+      ++task_runs;
+    }
+    starts.push_back(reads.size());
+    return starts;
   }
 
   // Reads the index entries of one slice and plans its inner chunks: missing ones are filled at
