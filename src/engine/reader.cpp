@@ -131,7 +131,7 @@ class ReadJob {
         const UringPlan uring = plan_uring(chunk_count);
         io_engine_ = uring.engine;
         if (in_flight_ > 0) {
-          parallel(chunk_count, remote_chunks_per_task(chunk_count), [&](unsigned worker, std::uint64_t first,
+          parallel(chunk_count, remote_chunks_per_task(chunks), [&](unsigned worker, std::uint64_t first,
                                                                           std::uint64_t count) {
             read_chunks_remote(worker, chunks, first, count);
             return count;
@@ -352,8 +352,14 @@ class ReadJob {
 
   // Chunks per task of a remote read: enough to keep the worker's requests in flight, few
   // enough that the workers share the chunks, and within kRemoteBatchBytes of stored bytes.
-  std::uint64_t remote_chunks_per_task(std::uint64_t chunk_count) const {
-    const std::uint64_t by_memory = std::max<std::uint64_t>(1, kRemoteBatchBytes / std::max<std::uint64_t>(staged_bytes_, 1));
+  // Chunks whose place takes them whole (uncompressed, contiguous in host memory) need no buffer.
+  std::uint64_t remote_chunks_per_task(const GridWindow& chunks) {
+    const std::uint64_t chunk_count = chunks.size();
+    if (chunk_count == 0) return 1;
+    const bool buffered = !array_.chain.is_identity() ||
+                          sink_.direct_target(box_of(chunks.cell(0), Extents{}, chunk_shape_, region_, rank_)).empty();
+    const std::uint64_t by_memory =
+        buffered ? std::max<std::uint64_t>(1, kRemoteBatchBytes / std::max<std::uint64_t>(staged_bytes_, 1)) : chunk_count;
     const std::uint64_t spread = std::max<std::uint64_t>(1, chunk_count / (std::uint64_t{workers_} * 2));
     return std::clamp<std::uint64_t>(std::min(spread, by_memory), 1, std::uint64_t{in_flight_} * 2);
   }

@@ -17,8 +17,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// libcurl's receive buffer: fewer, larger writes into the destination (the default is 16 KiB per
-// callback). Set once per easy handle and kept (it is reallocated whenever it changes).
+// libcurl's receive buffer: fewer, larger reads from the socket and writes into the destination
+// (the default is 16 KiB). libcurl 7.88 allocates it for each transfer and frees it after.
 constexpr long kReceiveBufferBytes = 512L << 10;
 // Longest wait in curl_multi_poll before looking at the clock again (retries due).
 constexpr int kPollMs = 100;
@@ -46,8 +46,7 @@ void configure(CURL* easy, HttpTransfer& transfer, const HttpOptions& options, c
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "zarrdirect");
-    static const long buffer_bytes = getenv("ZD_CURL_BUF") ? atol(getenv("ZD_CURL_BUF")) : kReceiveBufferBytes;  // TEMP
-    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, buffer_bytes);
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_body);
   }
