@@ -11,6 +11,7 @@
 // the names asked for. Thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -36,6 +37,8 @@ class HttpStore final : public Store {
   std::unique_ptr<StoreObject> open_object(std::string_view key, bool o_direct = false) const override;
   std::unique_ptr<StoreObject> open_sized(std::string_view key, std::uint64_t size) const override;
   unsigned request_concurrency() const override { return client_->options().concurrency; }
+  // Two requests in flight per reader thread: while some threads decode, others keep transfers going.
+  unsigned preferred_threads() const override { return std::max(1u, client_->options().concurrency / 2); }
   void read_many(std::span<StoreWholeRead> reads, unsigned in_flight,
                  const std::function<void(std::size_t)>& on_ready = {}) const override;
   void read_ranges(std::span<const StoreRangeRead> reads, unsigned in_flight,
