@@ -57,9 +57,7 @@ Kept& kept() {
 }  // namespace
 
 std::size_t WorkerScratch::capacity() const {
-  std::size_t bytes = stored.capacity() + codec.a.capacity() + codec.b.capacity() + codec.c.capacity();
-  for (const auto& slot : slots) bytes += slot.capacity();
-  return bytes;
+  return stored.capacity() + codec.a.capacity() + codec.b.capacity() + codec.c.capacity();
 }
 
 WorkerScratchLease::WorkerScratchLease() {
