@@ -32,6 +32,22 @@ ByteBuffer zstd_frame(ByteSpan data) {
   return out;
 }
 
+// One frame declaring a 128 MiB window and no content size, as a streaming writer may write it
+// for a small chunk: fed as a stream (continue, then end), so the compressor cannot shrink the
+// window to the input.
+ByteBuffer frame_with_huge_window(ByteSpan data) {
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_windowLog, 27);
+  ByteBuffer frame(ZSTD_compressBound(data.size()));
+  ZSTD_inBuffer input{data.data(), data.size(), 0};
+  ZSTD_outBuffer output{frame.data(), frame.size(), 0};
+  EXPECT_FALSE(ZSTD_isError(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_continue)));
+  EXPECT_EQ(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_end), 0u);
+  frame.resize(output.pos);
+  return frame;
+}
+
 TEST(ZstdCodec, RoundTripsThroughChainsOfSeveralTypesAndShapes) {
   for (const char* type : {"uint8", "int16", "uint32", "float32", "float64", "int64"})
     for (std::vector<std::uint64_t> shape : {std::vector<std::uint64_t>{1000}, {7, 13}, {4, 5, 6}, {}}) {
@@ -51,16 +67,7 @@ TEST(ZstdCodec, FramesAskingForAHugeWindowDecodeWithoutIt) {
   // it (the chain decodes in one shot into a buffer the chunk's size), and must still succeed.
   ArraySpec spec = make_spec({4096}, dtype("uint16"));
   auto data = sample_data(spec);
-  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
-  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
-  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_windowLog, 27);
-  ByteBuffer frame(ZSTD_compressBound(data.size()));
-  ZSTD_inBuffer input{data.data(), data.size(), 0};
-  ZSTD_outBuffer output{frame.data(), frame.size(), 0};
-  // Fed as a stream (continue, then end), so the compressor cannot shrink the window to the input.
-  ASSERT_FALSE(ZSTD_isError(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_continue)));
-  ASSERT_EQ(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_end), 0u);
-  frame.resize(output.pos);
+  ByteBuffer frame = frame_with_huge_window(data);
   ZSTD_frameHeader header{};
   ASSERT_EQ(ZSTD_getFrameHeader(&header, frame.data(), frame.size()), 0u);
   ASSERT_GE(header.windowSize, 1ull << 27);  // what a streaming decoder would reserve
@@ -238,15 +245,7 @@ TEST(ZstdCodec, PrefixDecodingLeavesChecksumsAndOtherChainsToTheWholeDecode) {
   EXPECT_FALSE(done);
   // A frame asking for a window beyond the chunk (a streaming writer's) is valid, and decoded in
   // place like the others.
-  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
-  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
-  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_windowLog, 27);
-  ByteBuffer frame(ZSTD_compressBound(data.size()));
-  ZSTD_inBuffer input{data.data(), data.size(), 0};
-  ZSTD_outBuffer output{frame.data(), frame.size(), 0};
-  ASSERT_FALSE(ZSTD_isError(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_continue)));
-  ASSERT_EQ(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_end), 0u);
-  frame.resize(output.pos);
+  ByteBuffer frame = frame_with_huge_window(data);
   CodecChain plain = make_chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd"}])", spec);
   done = false;
   ByteBuffer got = prefix_of(plain, frame, 1000, &done);

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda/device_test_support.hpp"
+
 #include "zarrdirect/array.hpp"
 
 namespace zarrdirect::cuda {
@@ -25,38 +27,11 @@ namespace {
 namespace portable = codec::portable;
 using Bytes = std::vector<std::uint8_t>;
 
-#define REQUIRE_GPU() \
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device"
-
 // Bytes left untouched between the jobs' outputs, to catch a write past a job's room.
 constexpr std::size_t kGuard = 64;
 constexpr std::uint8_t kGuardByte = 0xab;
 
-// A device copy of a host vector, freed on scope exit.
-template <typename T>
-class DeviceArray {
- public:
-  explicit DeviceArray(const std::vector<T>& host) : size_(host.size()) {
-    if (size_ == 0) return;
-    EXPECT_EQ(cudaMalloc(&data_, size_ * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(data_, host.data(), size_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~DeviceArray() { cudaFree(data_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return static_cast<T*>(data_); }
-  std::vector<T> to_host() const {
-    std::vector<T> host(size_);
-    if (size_ > 0) {
-      EXPECT_EQ(cudaMemcpy(host.data(), data_, size_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    }
-    return host;
-  }
-
- private:
-  void* data_ = nullptr;
-  std::size_t size_ = 0;
-};
+using test::DeviceArray;
 
 // Microscopy-like uint16 samples (kind 0), text-like words (1), runs (2), random bytes (3).
 Bytes data_of_kind(int kind, std::size_t n, std::uint32_t seed) {

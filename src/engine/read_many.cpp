@@ -494,6 +494,20 @@ class ManyJob {
     }
   }
 
+  // The whole stored (encoded) chunk `file`, in the worker's buffer: refused when larger than any
+  // valid encoding or than the read's memory allows.
+  std::span<const std::byte> read_stored(unsigned worker, const StoreObject& file) {
+    if (file.size() > array_.chain.max_encoded_size())
+      throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
+                                                       file.size(), array_.chain.max_encoded_size()));
+    check_chunk_memory(file.size());
+    auto& encoded = states_[worker].buffers->stored;
+    encoded.resize(static_cast<std::size_t>(file.size()));
+    file.read_all(encoded);
+    bytes_read_ += encoded.size();
+    return encoded;
+  }
+
   // A buffer to decode into: a new one when it will be cached, else the worker's own.
   std::shared_ptr<DecodedChunk> decode_target(unsigned worker) {
     const std::size_t bytes = static_cast<std::size_t>(staged_bytes_);
@@ -579,16 +593,8 @@ class ManyJob {
         return nullptr;
       }
     }
-    bytes_read_ += file->size();
     if (!array_.chain.is_identity() && direct && fetch->whole) {
-      if (file->size() > array_.chain.max_encoded_size())
-        throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
-                                                         file->size(), array_.chain.max_encoded_size()));
-      check_chunk_memory(file->size());
-      auto& encoded = states_[worker].buffers->stored;
-      encoded.resize(static_cast<std::size_t>(file->size()));
-      file->read_all(encoded);
-      decode_into(worker, encoded, fetch->take());
+      decode_into(worker, read_stored(worker, *file), fetch->take());
       fetch->filled = true;
       return nullptr;
     }
@@ -602,17 +608,9 @@ class ManyJob {
       const ChunkSpan part = use_cache_ ? ChunkSpan{0, target->size} : needed_span(worker, unit, fetch);
       file->read_exact(part.first, std::span(target->data.get() + part.first, static_cast<std::size_t>(part.nbytes)));
       bytes_read_ += part.nbytes;
-      bytes_read_ -= file->size();  // counted whole above, before the codec was known
       ++decoded_;
     } else {
-      if (file->size() > array_.chain.max_encoded_size())
-        throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
-                                                         file->size(), array_.chain.max_encoded_size()));
-      check_chunk_memory(file->size());
-      auto& encoded = states_[worker].buffers->stored;
-      encoded.resize(static_cast<std::size_t>(file->size()));
-      file->read_all(encoded);
-      decode_needed(worker, encoded, *target, needed_end(worker, unit, fetch));
+      decode_needed(worker, read_stored(worker, *file), *target, needed_end(worker, unit, fetch));
     }
     if (use_cache_) cache_->insert(shard.key, 0, *signature, target);
     return target;
