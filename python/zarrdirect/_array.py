@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from . import _native
-from ._errors import InvalidArgumentError, InvalidMetadataError, NotFoundError, ZarrdirectError
+from ._errors import InvalidArgumentError, InvalidIndexError, InvalidMetadataError, NotFoundError, ZarrdirectError
 from ._options import parse_device, parse_stream, parse_threads, progress_callback
+from ._fancy import plan_index
 from ._out import target_of
 from ._region import Points, Selection, parse_region_string, select, select_points
 from ._storage import kept, native_store_options
@@ -374,11 +375,18 @@ class Array:
         return dict(_native.device_cache_stats(self._native))
 
     def __getitem__(self, key: Any) -> Any:
-        """NumPy-style basic indexing into host memory: ints, slices (steps too, negative
-        included), ``...``, None. Only the chunks holding a selected element are read."""
-        selection = select(key, self.shape)
-        data, _ = self._read(selection, "cpu", None, None, None, False)
-        return data[()] if selection.scalar else data
+        """NumPy-style indexing into host memory: ints, slices (steps too, negative included),
+        ``...``, None; and as NumPy's advanced indexing, one index array (integer list or array,
+        or boolean mask) among them, index arrays on every axis (points, as ``vindex``) or one
+        boolean mask of the array's shape. Only the chunks holding a selected element are read."""
+        plan = plan_index(key, self.shape)
+        if plan.points is not None:
+            data, _ = self._read_points(plan.points, "cpu")
+            return data[()] if plan.points.scalar else data
+        data, _ = self._read(plan.selection, "cpu", None, None, None, False)
+        if plan.move_to_front is not None:
+            return np.moveaxis(data, plan.move_to_front, 0)
+        return data[()] if plan.selection.scalar else data
 
     @property
     def oindex(self) -> "_OrthogonalIndexer":
@@ -501,8 +509,17 @@ class _CudaIndexer:
         return (_CudaIndexer, (self._array,))
 
     def __getitem__(self, key: Any) -> "_native.DeviceArray":
-        selection = select(key, self._array.shape)
-        data, _ = self._array._read(selection, "cuda", None, None, None, False)
+        plan = plan_index(key, self._array.shape)
+        if plan.points is not None:
+            data, _ = self._array._read_points(plan.points, "cuda")
+            return data
+        if plan.move_to_front is not None:
+            # A DeviceArray is C-contiguous: NumPy's reordering would need a transposing copy.
+            raise InvalidIndexError(
+                f"index {key!r}: NumPy would move the index array's dimension to the front (integers "
+                "and the index array are separated by a slice); use arr.oindex.cuda[...] for the "
+                "per-axis order, or put the integers beside the index array")
+        data, _ = self._array._read(plan.selection, "cuda", None, None, None, False)
         return data  # a 0-d DeviceArray for a scalar index: GPU libraries have no scalars
 
 
