@@ -142,8 +142,10 @@ def test_bad_input_changes_nothing(tmp_path):
         arr[0:3, 0:3] = np.ones((4, 4), "u2")  # wrong shape
     with pytest.raises(IndexError):
         arr[0:3, 12] = 1  # out of bounds
+    with pytest.raises(zarrdirect.ZarrdirectError):
+        arr[::2] = np.ones((3, 10), "u2")  # wrong shape for a strided selection
     with pytest.raises(IndexError):
-        arr[::2] = 1  # steps are not boxes
+        arr.write(1, (slice(None, None, 2),))  # write() takes boxes
     assert files_below(tmp_path / "a") == before
 
 

@@ -587,6 +587,12 @@ class _OrthogonalIndexer:
     def cuda(self) -> "_OrthogonalIndexer":
         return _OrthogonalIndexer(self._array, "cuda")
 
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``arr.oindex[key] = value`` on an array open for writing (zarr-python's
+        set_orthogonal_selection)."""
+        _setter(self._array, "oindex", self._device)._set_selection(select(key, self._array.shape, orthogonal=True),
+                                                                    value)
+
     def __getitem__(self, key: Any) -> Any:
         selection = select(key, self._array.shape, orthogonal=True)
         data, _ = self._array._read(selection, self._device, None, None, None, False)
@@ -606,10 +612,26 @@ class _VectorizedIndexer:
     def cuda(self) -> "_VectorizedIndexer":
         return _VectorizedIndexer(self._array, "cuda")
 
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``arr.vindex[key] = value`` on an array open for writing (zarr-python's
+        set_coordinate_selection and set_mask_selection)."""
+        _setter(self._array, "vindex", self._device)._set_points(select_points(key, self._array.shape), value)
+
     def __getitem__(self, key: Any) -> Any:
         points = select_points(key, self._array.shape)
         data, _ = self._array._read_points(points, self._device)
         return data[()] if points.scalar and self._device == "cpu" else data
+
+
+def _setter(array: Array, indexer: str, device: str) -> Any:
+    """The array, when `arr.<indexer>[...] = value` can write it."""
+    if device != "cpu":
+        raise InvalidArgumentError(f"arr.{indexer}.cuda reads into GPU memory; assign with arr.{indexer}[...] = value "
+                                   "(a CUDA value is written to boxes only: arr[...] = value)")
+    if not hasattr(array, "_set_points"):
+        raise InvalidArgumentError(f"{array.path} is open read-only: open it with zarrdirect.open(path, mode='r+') "
+                                   "to write")
+    return array
 
 
 def _shown(text: str, limit: int = 60) -> str:

@@ -25,7 +25,9 @@ from ._array import open as _open_array
 from ._errors import InvalidArgumentError, InvalidIndexError
 from ._options import parse_stream, parse_threads, progress_callback
 from ._out import _c_strides, _region_strides
-from ._region import Selection, select
+from ._fancy import plan_index
+from ._region import Points, Selection, select
+from ._scattered_write import write_points, write_selection
 
 __all__ = ["WritableArray", "create", "open", "save", "create_group", "write_zarr_from_gpu"]
 
@@ -100,8 +102,46 @@ class WritableArray(Array):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Writes `value` (a NumPy array or scalar, broadcast like NumPy; or a CUDA array of the
-        selection's shape and dtype) into the selection (ints and step-less slices)."""
-        self._write(select(key, self.shape), value, None, None, False, False, False)
+        selection's shape and dtype) into ``arr[key]``: a box (ints and step-less slices) is
+        written directly; steps, index arrays, masks and points (host values only) by reading,
+        changing and writing back the box that holds them (see _scattered_write)."""
+        plan = plan_index(key, self.shape)
+        if plan.points is not None:
+            self._set_points(plan.points, value)
+        else:
+            self._set_selection(plan.selection, value, plan.move_to_front)
+
+    def _set_selection(self, selection: Selection, value: Any, move_to_front: int | None = None) -> None:
+        if selection.axes is None:
+            self._write(selection, value, None, None, False, False, False)
+            return
+        self._check_writable()
+        write_selection(self, selection, value, move_to_front)
+
+    def _set_points(self, points: Points, value: Any) -> None:
+        self._check_writable()
+        write_points(self, points, value)
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        """zarr-python's name for ``arr[selection] = value`` (integers, slices, steps, ``...``)."""
+        self._set_selection(select(selection, self.shape), value)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        """zarr-python's name for ``arr.oindex[selection] = value``."""
+        self.oindex[selection] = value
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        """zarr-python's name for ``arr.vindex[selection] = value`` with integer arrays."""
+        self.vindex[selection] = value
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        """zarr-python's name for ``arr.vindex[mask] = value``, `mask` a boolean array of the array's shape."""
+        self.vindex[mask] = value
+
+    def _check_writable(self) -> None:
+        if not self._writable:
+            raise InvalidArgumentError(
+                f"{self.path} was opened read-only (mode='r'): open it with zarrdirect.open(path, mode='r+') to write")
 
     def write(self, value: Any, region: Any = None, *, stream: Any = None, threads: int | None = None,
               durable: bool = False, write_empty_chunks: bool = False, progress: Any = False) -> dict:
@@ -122,12 +162,11 @@ class WritableArray(Array):
 
     def _write(self, selection: Selection, value: Any, stream: Any, threads: Any, durable: bool,
                write_empty_chunks: bool, progress: Any) -> dict:
-        if not self._writable:
-            raise InvalidArgumentError(
-                f"{self.path} was opened read-only (mode='r'): open it with zarrdirect.open(path, mode='r+') to write")
+        self._check_writable()
         if selection.axes is not None:
-            raise InvalidIndexError("writes take boxes: integers and slices without a step (reads take steps, "
-                                    "index lists and masks)")
+            raise InvalidIndexError("write() takes a box: integers and slices without a step; assign with "
+                                    "arr[key] = value, arr.oindex[key] = value or arr.vindex[key] = value for "
+                                    "steps, index lists, masks and points")
         interface = getattr(value, "__cuda_array_interface__", None)
         handle = parse_stream(stream)
         if interface is not None:
