@@ -78,8 +78,35 @@ def test_mode_r_refuses_writes_and_r_plus_writes(tmp_path):
     expected[1, 2] = 5.5
     expected[3] = np.arange(4)
     np.testing.assert_array_equal(zarrdirect.open(tmp_path / "a")[...], expected)
-    with pytest.raises(zarrdirect.InvalidArgumentError):
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="give shape and dtype"):
         zarrdirect.open(tmp_path / "a", mode="w")
+    assert (tmp_path / "a" / "zarr.json").exists()  # nothing removed
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="mode must be one of"):
+        zarrdirect.open(tmp_path / "a", mode="rw")
+
+
+def test_zarr_python_modes_create_append_and_replace(tmp_path):
+    path = tmp_path / "m"
+    created = zarrdirect.open(path, mode="w-", shape=(6, 4), dtype="i2", chunks=(3, 2), zarr_format=2)
+    assert created.mode == "r+" and created.shape == (6, 4) and created.zarr_format == 2
+    created[...] = 7
+    with pytest.raises(zarrdirect.ZarrdirectError, match="exists|already"):
+        zarrdirect.open(path, mode="x", shape=(2,), dtype="u1")
+    appended = zarrdirect.open(path, mode="a")  # exists: opened for writing, not recreated
+    appended[0] = 1
+    np.testing.assert_array_equal(zarrdirect.open(path)[...], np.array([[1] * 4] + [[7] * 4] * 5, "i2"))
+    fresh = zarrdirect.open(tmp_path / "new", mode="a", shape=(5,), dtype="f8", fill_value=2.5)
+    np.testing.assert_array_equal(fresh[...], np.full(5, 2.5))
+    replaced = zarrdirect.open(path, mode="w", shape=(3,), dtype="u1", codec="raw")
+    assert replaced.shape == (3,) and replaced.zarr_format == 3
+    np.testing.assert_array_equal(zarrdirect.open(path)[...], np.zeros(3, "u1"))
+    assert not (path / ".zarray").exists()  # the old v2 array was replaced, not mixed in
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="can only be given with mode"):
+        zarrdirect.open(path, mode="r+", shape=(3,))
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="overwrite"):
+        zarrdirect.open(path, mode="w", shape=(3,), dtype="u1", overwrite=True)
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="URL"):
+        zarrdirect.open("http://127.0.0.1:9/a.zarr", mode="a", shape=(3,), dtype="u1")
 
 
 def test_sources_broadcast_strided_and_cast(tmp_path):

@@ -225,23 +225,55 @@ def _reopen_writable(path: str, writable: bool, storage_options: dict | None = N
     return open(path, "r+" if writable else "r", storage_options=storage_options)
 
 
+_MODES = ("r", "r+", "a", "w", "w-", "x")
+
+
 def open(path: str | os.PathLike, mode: str = "r", *, cache_bytes: int | None = None,  # noqa: A001
-         storage_options: dict | None = None, device_cache_bytes: int | None = None) -> WritableArray:
-    """Opens the Zarr array in folder `path` (or at an http(s):// URL, read only): mode "r" (read
-    only, the default) or "r+" (read and write). Groups are refused with a hint, as for reading.
+         storage_options: dict | None = None, device_cache_bytes: int | None = None,
+         **create_options: Any) -> WritableArray:
+    """Opens the Zarr array in folder `path` (or at an http(s):// URL, read only), with
+    zarr-python's modes: "r" read only (the default), "r+" read and write an existing array,
+    "a" read and write, creating the array when there is none, "w" create, replacing whatever is
+    at `path`, "w-" (or "x") create, failing if something is there. Creating takes
+    :func:`create`'s keywords (shape, dtype, chunks, shards, codec, zarr_format, fill_value, ...).
+    Groups are refused with a hint, as for reading.
     `cache_bytes`: turn on the handle's decoded-chunk cache with this capacity
     (Array.cache_bytes); `device_cache_bytes`: the same in GPU memory for reads into CUDA memory
     (Array.device_cache_bytes). `storage_options`: for URLs, headers, bearer token, concurrency and
     retries (see zarrdirect._storage.KEYS)."""
-    if mode not in ("r", "r+"):
-        raise InvalidArgumentError(f"mode must be 'r' or 'r+', not {mode!r} (use zarrdirect.create for new arrays)")
-    array = _open_array(path, storage_options=storage_options)
+    if mode not in _MODES:
+        raise InvalidArgumentError(f"mode must be one of {', '.join(repr(m) for m in _MODES)}, not {mode!r}")
+    if mode not in ("r", "r+") and "://" in os.fspath(path):
+        raise InvalidArgumentError(f"mode {mode!r} writes, and {os.fspath(path)} is a URL: URLs are read only (mode 'r')")
+    creates = mode in ("w", "w-", "x") or (mode == "a" and not _holds_node(path))
+    if create_options and mode in ("r", "r+"):
+        raise InvalidArgumentError(f"mode {mode!r} opens an existing array: {', '.join(sorted(create_options))} "
+                                   "can only be given with mode 'w', 'w-' or 'a' (or to zarrdirect.create)")
+    if creates:
+        if "overwrite" in create_options:
+            raise InvalidArgumentError("open() takes no overwrite=: mode 'w' replaces, mode 'w-' refuses")
+        missing = [name for name in ("shape", "dtype") if name not in create_options]
+        if missing:
+            raise InvalidArgumentError(f"mode {mode!r} creates an array at {os.fspath(path)}: give "
+                                       f"{' and '.join(missing)} (and chunks, codec, ... as for zarrdirect.create)")
+        array = create(path, overwrite=mode == "w", **create_options)
+        mode = "r+"
+    else:
+        array = _open_array(path, storage_options=storage_options)
+        if mode == "a":
+            mode = "r+"
     opened = WritableArray(array._native, mode == "r+", array._storage_options)
     if cache_bytes is not None:
         opened.cache_bytes = cache_bytes
     if device_cache_bytes is not None:
         opened.device_cache_bytes = device_cache_bytes
     return opened
+
+
+def _holds_node(path: str | os.PathLike) -> bool:
+    """An array or group (v2 or v3 metadata) is at local folder `path`."""
+    folder = os.fspath(path)
+    return any(os.path.exists(os.path.join(folder, name)) for name in ("zarr.json", ".zarray", ".zgroup"))
 
 
 def create(path: str | os.PathLike, *, shape: Sequence[int] | int, dtype: Any, chunks: Sequence[int] | int | None = None,
