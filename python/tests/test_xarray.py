@@ -142,3 +142,68 @@ def test_entry_point_is_declared_and_names_the_backend(tmp_path) -> None:
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) == int(volume((3, 4)).sum())
+
+
+def xarray_written_dataset() -> "xarray.Dataset":
+    """A Dataset as climate and imaging users write them: coordinates, times, a scaled integer
+    variable with a fill value, a float variable with NaN, a 2-d mask, attributes."""
+    rng = np.random.default_rng(3)
+    temperature = rng.normal(280, 5, (5, 7, 9)).astype("f4")
+    temperature[0, 0, :3] = np.nan
+    counts = rng.integers(0, 1000, (5, 7, 9)).astype("f8")
+    counts[1, 2, 3] = np.nan  # becomes the integer fill value on disk
+    return xarray.Dataset(
+        {"temperature": (("time", "lat", "lon"), temperature, {"units": "K"}),
+         "counts": (("time", "lat", "lon"), counts),
+         "land": (("lat", "lon"), rng.integers(0, 2, (7, 9)).astype("u1"))},
+        coords={"time": np.array("2026-01-01", dtype="datetime64[ns]") + np.arange(5) * np.timedelta64(6, "h"),
+                "lat": np.linspace(-30, 30, 7), "lon": np.linspace(0, 80, 9), "station": ("lon", np.arange(9) * 10)},
+        attrs={"title": "sample", "history": "written by xarray"})
+
+
+@pytest.mark.parametrize("consolidated", [True, False])
+def test_opens_an_xarray_written_group_as_the_zarr_engine_does(tmp_path, consolidated: bool) -> None:
+    pytest.importorskip("zarr")
+    source = xarray_written_dataset()
+    encoding = {"counts": {"dtype": "i2", "scale_factor": 0.5, "_FillValue": -1}}
+    source.to_zarr(tmp_path / "ds.zarr", consolidated=consolidated, encoding=encoding)
+    reference = xarray.open_dataset(tmp_path / "ds.zarr", engine="zarr", consolidated=consolidated)
+    opened = xarray.open_dataset(tmp_path / "ds.zarr", engine=ENGINE)
+    xarray.testing.assert_identical(opened.load(), reference.load())
+    assert opened["time"].dtype == np.dtype("datetime64[ns]") and set(opened.coords) == {"time", "lat", "lon", "station"}
+    assert np.isnan(opened["counts"].values[1, 2, 3])  # the fill value masked, the scale applied
+    raw = xarray.open_dataset(tmp_path / "ds.zarr", engine=ENGINE, mask_and_scale=False, decode_times=False)
+    reference_raw = xarray.open_dataset(tmp_path / "ds.zarr", engine="zarr", consolidated=consolidated,
+                                        mask_and_scale=False, decode_times=False)
+    xarray.testing.assert_identical(raw.load(), reference_raw.load())
+    dropped = xarray.open_dataset(tmp_path / "ds.zarr", engine=ENGINE, drop_variables=["land"])
+    assert "land" not in dropped and "temperature" in dropped
+
+
+def test_xarray_group_with_dask_chunks_reads_through_zarrdirect(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("zarr")
+    pytest.importorskip("dask")
+    source = xarray_written_dataset()
+    source.to_zarr(tmp_path / "ds.zarr", encoding={"temperature": {"chunks": (2, 7, 9)}})
+    reads = CountingReads(monkeypatch)
+    opened = xarray.open_dataset(tmp_path / "ds.zarr", engine=ENGINE, chunks={})
+    # Lazy: only the coordinates xarray loads to index by (and a time or two to decode) are read.
+    assert reads.elements <= 5 + 7 + 9 + 2
+    reads.calls = 0
+    assert opened["temperature"].chunks == ((2, 2, 1), (7,), (9,))
+    mean = opened["temperature"].mean("time").compute()
+    np.testing.assert_allclose(mean.values, source["temperature"].mean("time").values, rtol=1e-6)
+    assert reads.calls >= 3
+
+
+def test_a_group_variable_without_dimension_names_is_named_in_the_error(tmp_path) -> None:
+    group = tmp_path / "g.zarr"
+    zarrdirect.create_group(group, zarr_format=2)
+    zarrdirect.save(group / "nameless", volume((3, 4)), zarr_format=2)
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="'nameless' has no dimension names"):
+        xarray.open_dataset(group, engine=ENGINE)
+
+
+def test_the_engine_name_works_from_the_build_tree() -> None:
+    names = [entry.name for entry in importlib.metadata.entry_points(group="xarray.backends")]
+    assert "zarrdirect" in names

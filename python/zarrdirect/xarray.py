@@ -3,12 +3,21 @@
     ds = xarray.open_dataset("volume.zarr", engine="zarrdirect")             # lazy
     da = xarray.open_dataarray("cells.ome.zarr", engine="zarrdirect", level=1, chunks={})
 
-Opens one Zarr array -- a folder holding an array, or one level of an OME-Zarr multiscale image
-(``level=``, default 0) -- as a Dataset of one variable, read lazily: only what is indexed is
-read, by zarrdirect. Dimension names come from the v3 ``dimension_names`` or the OME axes (else
-dim_0, dim_1, ...); an OME level gets coordinates ``translation + scale * index`` along its
-non-channel axes (their "units" in the coordinate's attrs). ``chunks=`` gives Dask arrays whose
-blocks zarrdirect reads; ``chunks={}`` uses the stored files' shape (shards, or chunks).
+Opens, read lazily (only what is indexed is read, by zarrdirect):
+
+* a group written as xarray writes Zarr (``Dataset.to_zarr``: one array per variable, dimension
+  names in each array's ``_ARRAY_DIMENSIONS`` attribute or v3 ``dimension_names``), as the Dataset
+  it holds, decoded by xarray's CF conventions as the "zarr" engine decodes it (``_FillValue``
+  from a v2 array's fill_value, ``scale_factor``, times; the usual ``mask_and_scale=``,
+  ``decode_times=``, ... options);
+* one Zarr array, as a Dataset of one variable;
+* one level of an OME-Zarr multiscale image (``level=``, default 0), with coordinates
+  ``translation + scale * index`` along its non-channel axes (their "units" in the coordinate's
+  attrs).
+
+A lone array's dimension names come from the v3 ``dimension_names``, ``_ARRAY_DIMENSIONS`` or the
+OME axes (else dim_0, dim_1, ...). ``chunks=`` gives Dask arrays whose blocks zarrdirect reads;
+``chunks={}`` uses the stored files' shape (shards, or chunks).
 
 Registered as the "zarrdirect" engine (entry point group "xarray.backends") when zarrdirect is
 installed; ``engine=zarrdirect.xarray.ZarrdirectBackendEntrypoint`` works without installation.
@@ -21,13 +30,14 @@ from typing import Any, Iterable
 
 import numpy as np
 import xarray
+from xarray import conventions
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
 from ._array import Array
 from ._array import open as open_array
 from ._errors import InvalidArgumentError
-from ._group import Multiscale, open_multiscale
+from ._group import Multiscale, open_group, open_multiscale
 
 __all__ = ["ZarrdirectBackendArray", "ZarrdirectBackendEntrypoint"]
 
@@ -75,12 +85,23 @@ def _default_name(path: str, image: Multiscale | None) -> str:
     return base or "data"
 
 
+def _stored_dimension_names(array: Array) -> list[Any] | None:
+    """The names xarray stores: a v3 array's dimension_names, else the ``_ARRAY_DIMENSIONS``
+    attribute (zarr v2, and v3 arrays written by older xarray)."""
+    if array.dimension_names is not None and len(array.dimension_names) == array.ndim:
+        return list(array.dimension_names)
+    listed = array.attrs.get("_ARRAY_DIMENSIONS")
+    if isinstance(listed, list) and len(listed) == array.ndim:
+        return listed
+    return None
+
+
 def _dimension_names(array: Array, image: Multiscale | None) -> list[str]:
     names: list[Any] = [None] * array.ndim
     if image is not None and image.axes and len(image.axes) == array.ndim:
         names = [axis.get("name") for axis in image.axes]
-    elif array.dimension_names is not None and len(array.dimension_names) == array.ndim:
-        names = list(array.dimension_names)
+    elif _stored_dimension_names(array) is not None:
+        names = _stored_dimension_names(array)
     dims = [name if isinstance(name, str) and name else f"dim_{i}" for i, name in enumerate(names)]
     if len(set(dims)) != len(dims):  # duplicate names from metadata: xarray needs distinct ones
         dims = [f"dim_{i}" for i in range(array.ndim)]
@@ -106,11 +127,56 @@ def _ome_coordinates(image: Multiscale, level: int, dims: list[str], shape: tupl
     return coords
 
 
+# xarray's CF decoding options, passed through to xarray.conventions for a group's variables.
+_DECODERS = ("mask_and_scale", "decode_times", "concat_characters", "decode_coords", "use_cftime",
+             "decode_timedelta")
+
+
+def _variable_of(name: str, array: Array) -> xarray.Variable:
+    """One variable of an xarray-written group, undecoded, as xarray's zarr backend presents it."""
+    dims = _stored_dimension_names(array)
+    if dims is None or not all(isinstance(dim, str) and dim for dim in dims):
+        raise InvalidArgumentError(
+            f"{array.path}: variable {name!r} has no dimension names (a v3 'dimension_names' or the "
+            "'_ARRAY_DIMENSIONS' attribute xarray writes); open the array itself to get dim_0, dim_1, ...")
+    attrs = {key: value for key, value in array.attrs.items() if key != "_ARRAY_DIMENSIONS"}
+    # What the "zarr" engine does: a v2 fill_value is the variable's _FillValue for CF decoding
+    # (v3 arrays written by xarray carry _FillValue in their attributes).
+    if array.zarr_format == 2 and array._metadata["fill_value"] is not None and "_FillValue" not in attrs:
+        attrs["_FillValue"] = array.fill_value
+    encoding = {"chunks": array.chunks, "shards": array.shards,
+                "preferred_chunks": dict(zip(dims, array.shards or array.chunks)), "dtype": array.dtype}
+    return xarray.Variable(dims, indexing.LazilyIndexedArray(ZarrdirectBackendArray(array)), attrs, encoding)
+
+
+def _open_group_dataset(path: str, drop_variables: Any, decoders: dict) -> xarray.Dataset:
+    """An xarray-written group (Dataset.to_zarr) as its Dataset, decoded as the zarr engine does."""
+    group = open_group(path)
+    variables = {}
+    for name, array in group.arrays():
+        if isinstance(drop_variables, str) and name == drop_variables:
+            continue
+        if drop_variables is not None and not isinstance(drop_variables, str) and name in drop_variables:
+            continue
+        variables[name] = _variable_of(name, array)
+    if not variables:
+        raise InvalidArgumentError(f"{path}: the group holds no arrays (and no OME-Zarr multiscales) to open")
+    attrs = dict(group.attrs)
+    variables, attrs, coord_names = conventions.decode_cf_variables(variables, attrs, **decoders)
+    dataset = xarray.Dataset(variables, attrs=attrs).set_coords([c for c in coord_names if c in variables])
+    dataset.encoding["source"] = path
+    return dataset
+
+
 def open_zarrdirect_dataset(path: str | os.PathLike, level: int | None = None, name: str | None = None,
-                            drop_variables: Iterable[str] | str | None = None) -> xarray.Dataset:
-    """The Dataset the backend returns (see the module's doc)."""
+                            drop_variables: Iterable[str] | str | None = None, **decoders: Any) -> xarray.Dataset:
+    """The Dataset the backend returns (see the module's doc). `decoders`: xarray's CF decoding
+    options (mask_and_scale, decode_times, ...) for an xarray-written group."""
     path = os.fspath(path)
     image = None
+    if level is None and _is_group(path) and not _is_image(path):
+        given = {key: value for key, value in decoders.items() if key in _DECODERS and value is not None}
+        return _open_group_dataset(path, drop_variables, given)
     if level is not None or _is_group(path):
         image = open_multiscale(path)
         level = 0 if level is None else level
@@ -149,6 +215,12 @@ def _is_group(path: str) -> bool:
     return os.path.exists(os.path.join(path, ".zgroup")) or _is_v3_group(path)
 
 
+def _is_image(path: str) -> bool:
+    """A group whose attributes describe an OME-Zarr image (0.4 "multiscales" or 0.5 "ome")."""
+    attrs = open_group(path).attrs
+    return "multiscales" in attrs or isinstance(attrs.get("ome"), dict)
+
+
 def _is_v3_group(path: str) -> bool:
     import json
 
@@ -160,20 +232,27 @@ def _is_v3_group(path: str) -> bool:
 
 
 class ZarrdirectBackendEntrypoint(BackendEntrypoint):
-    """xarray's "zarrdirect" engine: one Zarr array or OME-Zarr level, read lazily by zarrdirect.
+    """xarray's "zarrdirect" engine: an xarray-written group, one Zarr array or an OME-Zarr
+    level, read lazily by zarrdirect.
 
-    Options: level (the OME-Zarr level, default 0 for an image), name (the variable's name,
-    default the image's name or the folder's without ".zarr")."""
+    Options: level (the OME-Zarr level, default 0 for an image), name (a lone array's variable
+    name, default the image's name or the folder's without ".zarr"), and xarray's CF decoding
+    options for a group."""
 
-    description = "Open a Zarr array or an OME-Zarr level with zarrdirect (lazy, Dask-ready)"
-    open_dataset_parameters = ("filename_or_obj", "drop_variables", "level", "name")
+    description = "Open a Zarr dataset, array or OME-Zarr level with zarrdirect (lazy, Dask-ready)"
+    open_dataset_parameters = ("filename_or_obj", "drop_variables", "level", "name") + _DECODERS
 
     def open_dataset(self, filename_or_obj: Any, *, drop_variables: Any = None, level: int | None = None,
-                     name: str | None = None) -> xarray.Dataset:
+                     name: str | None = None, mask_and_scale: Any = None, decode_times: Any = None,
+                     concat_characters: Any = None, decode_coords: Any = None, use_cftime: Any = None,
+                     decode_timedelta: Any = None) -> xarray.Dataset:
         if not isinstance(filename_or_obj, (str, os.PathLike)):
             raise InvalidArgumentError(
                 f"the zarrdirect engine opens a folder path, not {type(filename_or_obj).__name__}")
-        return open_zarrdirect_dataset(filename_or_obj, level=level, name=name, drop_variables=drop_variables)
+        return open_zarrdirect_dataset(filename_or_obj, level=level, name=name, drop_variables=drop_variables,
+                                       mask_and_scale=mask_and_scale, decode_times=decode_times,
+                                       concat_characters=concat_characters, decode_coords=decode_coords,
+                                       use_cftime=use_cftime, decode_timedelta=decode_timedelta)
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         if not isinstance(filename_or_obj, (str, os.PathLike)):
