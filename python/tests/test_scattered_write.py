@@ -4,6 +4,8 @@ read the same."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import zarrdirect
@@ -96,3 +98,20 @@ def test_read_only_and_device_indexers_refuse(array: zarrdirect.WritableArray) -
     with pytest.raises(zarrdirect.InvalidArgumentError, match="boxes only"):
         array.oindex.cuda[[0]] = 1
     np.testing.assert_array_equal(array[...], START)
+
+
+def test_only_chunks_holding_a_selected_element_are_rewritten(array: zarrdirect.WritableArray) -> None:
+    def stored_files() -> dict:
+        return {p.relative_to(array.path): p.stat().st_ino for p in Path(array.path).rglob("*")
+                if p.is_file() and not p.name.startswith((".z", "zarr.json"))}
+
+    before = stored_files()
+    array[[0, 6], 1, ::5] = -3  # rows 0 and 6: chunk rows 0 and 2 of the (3, 4, 5) grid
+    after = stored_files()
+    assert before.keys() == after.keys()
+    changed = {key for key in before if before[key] != after[key]}
+    # Chunk rows 0 and 2, chunk column 0 (y = 1), every x chunk (x = 0, 5, 10): six chunks.
+    assert len(changed) == 6, sorted(map(str, changed))
+    expected = START.copy()
+    expected[[0, 6], 1, ::5] = -3
+    np.testing.assert_array_equal(array[...], expected)

@@ -2,16 +2,17 @@
 ``arr.vindex[zs, ys, xs] = v``, ``arr[mask] = v``.
 
 The engine writes boxes. A strided, listed or point selection is written as zarr-python writes
-it, by reading, changing and writing back: the smallest box holding the selection is read,
-NumPy assigns the value into it (broadcasting, casting and "last repeated index wins" exactly as
-an ndarray would), and the box is written back. Each chunk is still replaced whole, so every
-chunk ends old or new, and elements outside the selection keep their values. The cost is the
-box's chunks, read and rewritten: a sparse selection over a large extent touches much more than
-it sets (write a box, or several, when that matters).
+it: chunk by chunk, only the chunks holding a selected element, each read, changed by NumPy's
+assignment (broadcasting, casting and "last repeated index wins" exactly as an ndarray would)
+and written back whole. So every chunk ends old or new, elements outside the selection keep their
+values, and a chunk holding no selected element is never rewritten (another writer's chunks in
+between are left alone). As in zarr-python, two writers changing the same chunk at once must be
+kept apart by the caller.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -43,10 +44,13 @@ def _box(region: list[tuple[int, int]]) -> Selection:
     return Selection(list(region), shape, tuple(range(len(region))), False)
 
 
+def _chunk_region(array: Any, chunk: tuple[int, ...]) -> list[tuple[int, int]]:
+    return [(c * size, min((c + 1) * size, extent)) for c, size, extent in zip(chunk, array.chunks, array.shape)]
+
+
 def _read_change_write(array: Any, region: list[tuple[int, int]], assign) -> None:
+    """One chunk's read, change (`assign(current)`, current the box of `region`) and write."""
     box = _box(region)
-    if 0 in box.shape:
-        return  # nothing selected
     current, _ = array._read(box, "cpu", None, None, None, False)
     current = np.array(current, copy=True)  # writable, C order, owned here
     assign(current)
@@ -61,22 +65,31 @@ def write_selection(array: Any, selection: Selection, value: Any, move_to_front:
     if move_to_front is not None:
         host = np.moveaxis(_broadcast(host, _numpy_order(selection.shape, move_to_front)), 0, move_to_front)
     host = _broadcast(host, selection.shape)
-    per_axis = []
-    for (start, _), item in zip(selection.region, selection.axes):
+    per_axis = []  # the selected indices of each array dimension, in the selection's order
+    for item in selection.axes:
         if isinstance(item, (int, np.integer)):
-            per_axis.append(np.array([item - start], dtype=np.int64))
+            per_axis.append(np.array([item], dtype=np.int64))
         elif isinstance(item, tuple):
             first, stop, step = item
-            per_axis.append(np.arange(first, -1 if stop is None else stop, step, dtype=np.int64) - start)
+            per_axis.append(np.arange(first, -1 if stop is None else stop, step, dtype=np.int64))
         else:
-            per_axis.append(np.asarray(item, dtype=np.int64) - start)
+            per_axis.append(np.asarray(item, dtype=np.int64))
+    if any(indices.size == 0 for indices in per_axis):
+        return  # nothing selected
     # Integers keep a dimension of one, None added none: the value's elements in the same order.
-    grid_shape = tuple(len(indices) for indices in per_axis)
+    grid = host.reshape(tuple(indices.size for indices in per_axis))
+    chunk_of = [indices // size for indices, size in zip(per_axis, array.chunks)]
+    # An orthogonal selection holds an element in every combination of the chunks each axis touches.
+    for chunk in itertools.product(*(np.unique(ids) for ids in chunk_of)):
+        region = _chunk_region(array, chunk)
+        picks = [np.flatnonzero(ids == c) for ids, c in zip(chunk_of, chunk)]
+        local = [indices[pick] - start for indices, pick, (start, _) in zip(per_axis, picks, region)]
+        part = grid[np.ix_(*picks)]
 
-    def assign(current: np.ndarray) -> None:
-        current[np.ix_(*per_axis)] = host.reshape(grid_shape)
+        def assign(current: np.ndarray, local=local, part=part) -> None:
+            current[np.ix_(*local)] = part
 
-    _read_change_write(array, selection.region, assign)
+        _read_change_write(array, region, assign)
 
 
 def _numpy_order(shape: tuple[int, ...], move_to_front: int) -> tuple[int, ...]:
@@ -88,9 +101,18 @@ def write_points(array: Any, points: Points, value: Any) -> None:
     host = _broadcast(_host_value(value, array.dtype), points.shape).reshape(-1)
     if host.size == 0:
         return
-    region = [(int(axis.min()), int(axis.max()) + 1) for axis in points.axes]
+    chunk_ids = np.stack([axis // size for axis, size in zip(points.axes, array.chunks)], axis=1)
+    chunks, owner = np.unique(chunk_ids, axis=0, return_inverse=True)
+    owner = owner.reshape(-1)
+    order = np.argsort(owner, kind="stable")  # within a chunk the caller's order: the last repeat wins
+    bounds = np.searchsorted(owner[order], np.arange(len(chunks) + 1))
+    for number, chunk in enumerate(chunks):
+        members = order[bounds[number]:bounds[number + 1]]
+        region = _chunk_region(array, tuple(int(c) for c in chunk))
+        local = tuple(axis[members] - start for axis, (start, _) in zip(points.axes, region))
+        part = host[members]
 
-    def assign(current: np.ndarray) -> None:
-        current[tuple(axis - start for axis, (start, _) in zip(points.axes, region))] = host
+        def assign(current: np.ndarray, local=local, part=part) -> None:
+            current[local] = part
 
-    _read_change_write(array, region, assign)
+        _read_change_write(array, region, assign)
