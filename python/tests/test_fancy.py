@@ -24,7 +24,7 @@ KEYS = [
     (2, [1, 3]), ([1, 3], 2), (slice(None), 4, [0, 10]), (2, slice(None), [1, 3]), ([1, 3], slice(None), 2),
     (2, slice(1, 4), [1, 3]), (0, Ellipsis, [1]), ([0, 6], 8, 10), ([0, 6], [8, 1], [10, 0]),
     (np.array([[0, 1], [2, 3]]), np.array([[1], [2]]), 4), (MASK_0, 3, 2), (1, np.array([True] * 9), 4),
-    MASK_ALL, (np.array([0, 6]), np.int64(2), np.uint8(1)),
+    MASK_ALL, (np.array([0, 6]), np.int64(2), np.uint8(1)), np.array(4), (np.array(-1), [2, 0]),
 ]
 
 

@@ -40,9 +40,10 @@ class IndexPlan(NamedTuple):
 
 def _is_index_array(item: Any) -> bool:
     """A list, tuple or array-like used as an index array (not a scalar, slice, None or ...)."""
-    if isinstance(item, (list, np.ndarray)):
+    if isinstance(item, list):
         return True
-    return hasattr(item, "__array__") and not np.isscalar(item) and np.ndim(item) > 0
+    # A 0-d integer array indexes as the integer it holds (NumPy's rule), handled by select().
+    return (isinstance(item, np.ndarray) or hasattr(item, "__array__")) and not np.isscalar(item) and np.ndim(item) > 0
 
 
 def _refused(key: Any) -> InvalidIndexError:
