@@ -254,17 +254,24 @@ TEST(DeviceRead, StagingShapesAllGiveTheSameValues) {
   }
 }
 
+// The pool keeps staging between reads up to the process's budget (Settings::pinned_pool_bytes),
+// never beyond it, and a read like the one before it allocates nothing new.
 TEST(DeviceRead, PinnedStagingIsReusedAndBounded) {
   REQUIRE_GPU();
   auto cases = load_cases();
   ASSERT_FALSE(cases.empty());
   auto& pool = cuda::DevicePool::instance();
+  pool.trim();
   Settings settings;
   settings.io_path = IoPath::staged;
   settings.staging_bytes = 1u << 20;
+  settings.pinned_pool_bytes = 4u << 20;
   for (const auto& c : cases) {
     (void)c.array->read({}, Device::cuda, settings);
-    EXPECT_LE(pool.idle_pinned_bytes(), settings.staging_bytes) << c.source.name;
+    EXPECT_LE(pool.idle_pinned_bytes(), settings.pinned_pool_bytes) << c.source.name;
+    const NDArray again = c.array->read({}, Device::cuda, settings);
+    EXPECT_EQ(again.stats().pinned_allocations, 0u) << c.source.name << ": the second read allocated pinned memory";
+    EXPECT_LE(pool.idle_pinned_bytes(), settings.pinned_pool_bytes) << c.source.name;
   }
   pool.trim();
   EXPECT_EQ(pool.idle_pinned_bytes(), 0u);

@@ -273,7 +273,10 @@ void overwrite(const std::filesystem::path& file, const std::function<void(std::
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-// Corrupt streams behind headers the host planner accepts: only the GPU can find them.
+// Corrupt streams behind headers the host planner accepts: with decoding on the GPU, the kernels
+// (lz4) or the host's check of the blosc stream sizes before the launch (which hands the chunk to
+// the CPU decoder, whose error it then is) find them; either way the read fails naming the chunk
+// and writes nothing past the region.
 TEST(GpuDecode, CorruptChunksFailNamingTheKey) {
   REQUIRE_GPU();
   test::TempDir dir;
@@ -313,9 +316,6 @@ TEST(GpuDecode, CorruptChunksFailNamingTheKey) {
       } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::corrupt_data) << e.what();
         EXPECT_NE(std::string(e.what()).find("(chunk c/1/0/1)"), std::string::npos) << e.what();
-        if (side == DecodeSide::gpu) {
-          EXPECT_NE(std::string(e.what()).find("GPU"), std::string::npos) << e.what();
-        }
       }
       ASSERT_EQ(after.size(), one.size());
       std::size_t written = 0;
