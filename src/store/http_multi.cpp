@@ -115,7 +115,10 @@ class Batch {
         failed = !finish(message->easy_handle, message->data.result) || failed;
       }
       if (failed) break;
-      if (ended && next < transfers.size()) continue;  // start the next ones without waiting
+      // Something ended: start the next ones, or leave once none is left, without waiting (a
+      // poll now could watch no socket at all and sleep its whole kPollMs: the last transfer of
+      // each batch cost 100 ms that way, halving the throughput of a raw read).
+      if (ended) continue;
       // Sleep until a response moves, a retry falls due or kPollMs passes.
       int wait_ms = kPollMs;
       for (const auto& r : retries_) {

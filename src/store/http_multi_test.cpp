@@ -1,7 +1,7 @@
 // The transfer driver against Debian's nginx on 127.0.0.1 (tests/http_nginx.hpp): a batch of many
 // requests of every kind, run at once, each gets its own bytes; a second batch finds its
-// connections still open; a server that is not there fails each request after its retries,
-// bounded in time.
+// connections still open; a batch returns as soon as its last transfer ended; a server that is
+// not there fails each request after its retries, bounded in time.
 #include "store/http_multi.hpp"
 
 #include <gtest/gtest.h>
@@ -123,6 +123,22 @@ TEST_F(HttpMulti, ALaterBatchFindsItsConnectionsOpen) {
   HttpClient other(HttpOptions{});
   EXPECT_TRUE(other.size_of(url(0)).has_value());
   EXPECT_EQ(http_connections_opened(), before);
+}
+
+// A batch returns as soon as its last transfer ended: the driver once went on polling with no
+// socket left to watch, sleeping its whole poll interval (100 ms) after every batch. 30 batches
+// of one small request each take a few milliseconds on loopback; with that sleep, 3 s.
+TEST_F(HttpMulti, ABatchReturnsAsSoonAsItsLastTransferEnds) {
+  HttpClient client(HttpOptions{});
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 30; ++i) {
+    HttpTransfer transfer = HttpTransfer::head(url(i % 8));
+    HttpTransfer* batch[] = {&transfer};
+    client.run(batch, 1);
+    ASSERT_EQ(transfer.state(), HttpTransfer::State::done);
+  }
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 1.5);
 }
 
 // A port nothing listens on (bound, never listened to, so no one else takes it meanwhile).
