@@ -115,8 +115,10 @@ class ReadJob {
     if (array_.sharding) parallel_tasks = window_over(region_, Extents{}, inner_shape_, rank_, inner_picks_).size();
     // A remote store's requests run several at once within each worker's batch (read_many,
     // read_ranges); its preferred threads (HttpStore: half its concurrency) let some workers
-    // decode while others wait on transfers (measured on 2 cores, sharded zstd over nginx:
-    // 4 workers 0.51 GB/s, 16 workers 0.97).
+    // decode while others wait on transfers. (On 2 cores over loopback nginx, 4, 16 and 32
+    // workers read raw and sharded zstd within noise of each other: 2.9-3.4 and 1.2-1.5 GB/s.
+    // An earlier measurement favouring 16 over 4 was skewed by a driver bug, a 100 ms sleep
+    // after each batch, which cost most where each worker ran many batches.)
     const unsigned threads = settings_.threads == 0 && array_.store->remote()
                                  ? std::max(settings_.effective_threads(), array_.store->preferred_threads())
                                  : settings_.effective_threads();
