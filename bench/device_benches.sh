@@ -3,7 +3,8 @@
 # selections, each capped in time so one device call (10 minutes) holds several. Needs build-dev
 # from bench/device_session.sh on the same (warm) machine, and .device/pylib for Dask.
 #
-#   bench/device_benches.sh patches pyramid dask http selection read region
+#   bench/device_benches.sh patches pyramid dask http http-nginx selection read region
+# (http-nginx needs .device/nginx from scripts/pack_device_nginx.sh)
 # Each name's output goes to $OUT/<name>.log (and its table to $OUT/<name>.md where it writes one).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,8 @@ for what in "$@"; do
     pyramid) run pyramid python3 bench/pyramid_bench.py --gpu --work "$work/pyramid" --repeat 2 ;;
     dask) run dask python3 bench/dask_bench.py --gpu --zarrdirect build-dev/zarrdirect --work "$work/dask" --repeat 2 ;;
     http) run http python3 bench/http_bench.py --device cuda --server python --zarrdirect build-dev/zarrdirect --work "$work/http" --repeat 2 --skip-zarr-python ;;
+    # Debian's nginx packed by scripts/pack_device_nginx.sh (carry .device/nginx).
+    http-nginx) run http-nginx python3 bench/http_bench.py --device cuda --nginx .device/nginx/nginx --zarrdirect build-dev/zarrdirect --work "$work/http" --repeat 3 --skip-zarr-python ;;
     dask-large) run dask-large python3 bench/dask_bench.py --gpu --zarrdirect build-dev/zarrdirect --work "$work/dask" --repeat 3 --blocks 256 512 512 ;;
     dask-probe) run dask-probe python3 bench/dask_probe.py --zarrdirect build-dev/zarrdirect --work "$work/dask" ;;
     # The same with the pinned pool held to one read's staging (about the pool before its budget).

@@ -9,11 +9,13 @@ Arrays (written once under --work):
             same values stored as v2 zstd-1 chunks of the inner chunk shape (zstd-v2) instead.
 Then a 256^3 region of the sharded array, with the server's log of the requests it took.
 
-The server: Debian's nginx (tests/http/nginx_server.py) where installed, else a small
-range-capable Python server (bench/http_range_server.py), e.g. on the GPU machine:
+The server: Debian's nginx (tests/http/nginx_server.py) where installed, or one given with
+--nginx (Debian's, packed with its libraries by scripts/pack_device_nginx.sh for the GPU machine,
+which has none), else a small range-capable Python server (bench/http_range_server.py):
 
     PYTHONPATH=build/python python3 bench/http_bench.py                  # here: nginx, host memory
-    PYTHONPATH=build/python python3 bench/http_bench.py --device cuda --server python   # GPU machine
+    PYTHONPATH=build/python python3 bench/http_bench.py --device cuda --nginx .device/nginx/nginx  # GPU machine
+    PYTHONPATH=build/python python3 bench/http_bench.py --device cuda --server python   # GPU machine, no nginx
 
 --size-mib scales the arrays' first axis down (1024: 1 GiB).
 """
@@ -60,7 +62,13 @@ def timed(call, repeat: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
-def start_server(kind: str, root: Path):
+def start_server(kind: str, root: Path, nginx: str | None = None):
+    if nginx:
+        # A packed nginx (scripts/pack_device_nginx.sh): its libraries beside it, for it alone.
+        from nginx_server import NginxServer
+        library_path = Path(nginx).resolve().parent / "lib"
+        return f"nginx ({nginx})", NginxServer(str(root), nginx=nginx,
+                                               library_path=str(library_path) if library_path.is_dir() else None)
     if kind in ("auto", "nginx"):
         from nginx_server import NginxServer, find_nginx
         if find_nginx():
@@ -98,12 +106,14 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--server", default="auto", choices=["auto", "nginx", "python"])
+    parser.add_argument("--nginx", help="an nginx executable to serve with, e.g. .device/nginx/nginx from "
+                        "scripts/pack_device_nginx.sh (LD_LIBRARY_PATH set to its lib/ folder for it alone)")
     parser.add_argument("--skip-zarr-python", action="store_true")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     planes = max(2, args.size_mib // 2) // 2 * 2
     prepare(args.work, planes, args.zarrdirect)
-    server_name, server = start_server(args.server, args.work)
+    server_name, server = start_server(args.server, args.work, args.nginx)
     rows = []
     try:
         pairs = [("raw", "raw", "raw"), ("sharded zstd", "sharded", "zstd-v2")]

@@ -96,6 +96,38 @@ def test_a_server_ignoring_range_still_gives_the_right_values(server) -> None:
     assert np.array_equal(array[5:7, 9:14], DATA[5:7, 9:14])
 
 
+def shard_gets(server) -> list[str | None]:
+    return [rng for method, logged, rng, _ in server.log if method == "GET" and logged == "/sharded/c/0/0"]
+
+
+@pytest.mark.parametrize("gap, inner_requests", [(None, 1), ("0", 2)])
+def test_inner_chunks_of_a_region_share_requests_up_to_the_merge_gap(server, monkeypatch, gap, inner_requests) -> None:
+    # Inner chunks 5, 6, 9 and 10 of the 4x4 grid: two touching pairs, 2 chunks apart. Within the
+    # default gap (1 MiB) one request fetches all four; with a gap of 0 each pair has its own.
+    if gap is not None:
+        monkeypatch.setenv("ZARRDIRECT_HTTP_MERGE_GAP_BYTES", gap)
+    array = zarrdirect.open(server.url + "/sharded")
+    server.log.clear()
+    assert np.array_equal(array[4:12, 4:12], DATA[4:12, 4:12])
+    # Distinct ranges: a retry on a loaded machine (1 s without progress) asks for one again.
+    gets = sorted(set(shard_gets(server)))
+    assert len(gets) == 1 + inner_requests, gets  # the index, then the inner chunks
+    assert all(rng and rng.startswith("bytes=") for rng in gets), gets
+
+
+def test_a_merged_request_to_a_server_ignoring_range_keeps_only_its_pieces(server) -> None:
+    server.faults["/sharded/c/0/0"] = Fault("ignore_range")
+    array = zarrdirect.open(server.url + "/sharded")
+    assert np.array_equal(array[4:12, 4:12], DATA[4:12, 4:12])
+    assert np.array_equal(array[0:4, 12:16], DATA[0:4, 12:16])
+
+
+def test_a_merged_request_cut_short_is_retried(server) -> None:
+    array = zarrdirect.open(server.url + "/sharded")
+    server.faults["/sharded/c/0/0"] = Fault("short", times=1)
+    assert np.array_equal(array[4:12, 4:12], DATA[4:12, 4:12])
+
+
 def test_a_content_length_smaller_than_the_chunk_is_caught(server) -> None:
     server.faults["/plain/c/0/1"] = Fault("small_length")
     with pytest.raises(zarrdirect.ZarrdirectError) as caught:

@@ -49,6 +49,9 @@ namespace {
 constexpr std::uint64_t kWaveInnerChunks = std::uint64_t{1} << 17;
 // Index entries read at once from a shard whose index has no checksum (16 bytes each).
 constexpr std::uint64_t kEntryBlock = 4096;
+// Stored bytes a worker of a remote read fetches in one batch at most (a batch's requests run at
+// once, each into a buffer of its own; below the worker scratch's cap, so the buffers are kept).
+constexpr std::uint64_t kRemoteBatchBytes = std::uint64_t{32} << 20;
 
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return checked_add(a, b).value_or(~std::uint64_t{0}); }
 
@@ -110,12 +113,21 @@ class ReadJob {
     // every thread.
     std::uint64_t parallel_tasks = chunk_count;
     if (array_.sharding) parallel_tasks = window_over(region_, Extents{}, inner_shape_, rank_, inner_picks_).size();
-    // A remote store waits on round trips, not cores: its request concurrency sets the threads.
-    const unsigned threads = settings_.threads == 0 && array_.store->remote() ? array_.store->preferred_threads()
-                                                                              : settings_.effective_threads();
+    // A remote store's requests run several at once within each worker's batch (read_many,
+    // read_ranges); its preferred threads (HttpStore: half its concurrency) let some workers
+    // decode while others wait on transfers. (On 2 cores over loopback nginx, 4, 16 and 32
+    // workers read raw and sharded zstd within noise of each other: 2.9-3.4 and 1.2-1.5 GB/s.
+    // An earlier measurement favouring 16 over 4 was skewed by a driver bug, a 100 ms sleep
+    // after each batch, which cost most where each worker ran many batches.)
+    const unsigned threads = settings_.threads == 0 && array_.store->remote()
+                                 ? std::max(settings_.effective_threads(), array_.store->preferred_threads())
+                                 : settings_.effective_threads();
     std::uint64_t workers = std::min<std::uint64_t>(threads, parallel_tasks);
     workers = std::min<std::uint64_t>(workers, memory_limit_ / std::max<std::uint64_t>(per_worker_estimate(), 1));
     workers_ = static_cast<unsigned>(std::clamp<std::uint64_t>(workers, 1, WorkerPool::shared().max_workers()));
+    // Each worker's share of the store's requests in flight.
+    if (const unsigned concurrency = array_.store->request_concurrency(); concurrency > 0)
+      in_flight_ = std::max(1u, (concurrency + workers_ - 1) / workers_);
     sink_.start(workers_, static_cast<std::size_t>(staged_bytes_));
     try {
       if (array_.sharding) {
@@ -124,7 +136,13 @@ class ReadJob {
         total_tasks_ = chunk_count;
         const UringPlan uring = plan_uring(chunk_count);
         io_engine_ = uring.engine;
-        if (uring.files_per_task > 0) {
+        if (in_flight_ > 0) {
+          parallel(chunk_count, remote_chunks_per_task(chunks), [&](unsigned worker, std::uint64_t first,
+                                                                          std::uint64_t count) {
+            read_chunks_remote(worker, chunks, first, count);
+            return count;
+          });
+        } else if (uring.files_per_task > 0) {
           parallel(chunk_count, uring.files_per_task, [&](unsigned worker, std::uint64_t first, std::uint64_t count) {
             read_chunks_uring(worker, chunks, first, count);
             return count;
@@ -243,7 +261,6 @@ class ReadJob {
   }
 
   void read_chunk_file(unsigned worker, const std::string& key, const ChunkBox& box) {
-    if (array_.store->remote()) return read_chunk_remote(worker, key, box);
     auto file = array_.store->open_object(key, settings_.o_direct);
     if (!file) {
       ++missing_;
@@ -339,49 +356,115 @@ class ReadJob {
     return fmt::format("{} (chunk {})", (array_.path / key).string(), key);
   }
 
-  // A chunk from a remote store: one whole-object GET written straight into its place (or the
-  // staging or encoded buffer), sized and checked before anything is allocated.
-  void read_chunk_remote(unsigned worker, const std::string& key, const ChunkBox& box) {
+  // Chunks per task of a remote read: enough to keep the worker's requests in flight, few
+  // enough that the workers share the chunks, and within kRemoteBatchBytes of stored bytes.
+  // Chunks whose place takes them whole (uncompressed, contiguous in host memory) need no buffer.
+  std::uint64_t remote_chunks_per_task(const GridWindow& chunks) {
+    const std::uint64_t chunk_count = chunks.size();
+    if (chunk_count == 0) return 1;
+    const bool buffered = !array_.chain.is_identity() ||
+                          sink_.direct_target(box_of(chunks.cell(0), Extents{}, chunk_shape_, region_, rank_)).empty();
+    const std::uint64_t by_memory =
+        buffered ? std::max<std::uint64_t>(1, kRemoteBatchBytes / std::max<std::uint64_t>(staged_bytes_, 1)) : chunk_count;
+    const std::uint64_t spread = std::max<std::uint64_t>(1, chunk_count / (std::uint64_t{workers_} * 2));
+    return std::clamp<std::uint64_t>(std::min(spread, by_memory), 1, std::uint64_t{in_flight_} * 2);
+  }
+
+  // Chunks [first, first + count) of `chunks` from a remote store, fetched at once (one
+  // whole-object GET each, read_many), each written straight into its place, or into a buffer of
+  // its own (stored bytes, or an uncompressed chunk whose box is not contiguous), sized and
+  // checked before anything is allocated; then each is decoded and placed in order.
+  void read_chunks_remote(unsigned worker, const GridWindow& chunks, std::uint64_t first, std::uint64_t count) {
     const std::size_t chunk_bytes = static_cast<std::size_t>(staged_bytes_);
     const bool identity = array_.chain.is_identity();
-    std::span<std::byte> direct = identity ? sink_.direct_target(box) : std::span<std::byte>();
-    std::span<std::byte> staging;
-    auto& encoded = scratch_[worker]->stored;
-    auto destination = [&](std::uint64_t size) -> std::span<std::byte> {
-      if (identity) {
-        if (size != chunk_bytes)
-          throw Error(ErrorKind::corrupt_data,
-                      fmt::format("chunk is {} bytes, an uncompressed chunk of shape [{}] holds {}", size,
-                                  fmt::join(metadata_.chunk_shape, ", "), chunk_bytes));
-        if (!direct.empty()) return direct;
-        check_chunk_memory(0);
-        staging = sink_.staging(worker, chunk_bytes);
-        return staging;
+    auto& slots = scratch_[worker]->slots;
+    if (slots.size() < count) slots.resize(static_cast<std::size_t>(count));
+    struct Batch {
+      ReadJob* job;
+      std::vector<std::span<std::byte>> direct;
+      std::vector<UninitializedBytes>* slots;
+      std::size_t chunk_bytes;
+      bool identity;
+      std::span<std::byte> destination(std::size_t k, std::uint64_t size) {
+        if (identity) {
+          if (size != chunk_bytes)
+            throw Error(ErrorKind::corrupt_data,
+                        fmt::format("chunk is {} bytes, an uncompressed chunk of shape [{}] holds {}", size,
+                                    fmt::join(job->metadata_.chunk_shape, ", "), chunk_bytes));
+          if (!direct[k].empty()) return direct[k];
+          job->check_chunk_memory(0);
+        } else {
+          if (size > job->array_.chain.max_encoded_size())
+            throw Error(ErrorKind::corrupt_data, fmt::format("chunk is {} bytes, more than any valid encoding ({})",
+                                                             size, job->array_.chain.max_encoded_size()));
+          job->check_chunk_memory(size);
+        }
+        (*slots)[k].resize(static_cast<std::size_t>(size));
+        return (*slots)[k];
       }
-      if (size > array_.chain.max_encoded_size())
-        throw Error(ErrorKind::corrupt_data,
-                    fmt::format("chunk is {} bytes, more than any valid encoding ({})", size, array_.chain.max_encoded_size()));
-      check_chunk_memory(size);
-      encoded.resize(static_cast<std::size_t>(size));
-      return encoded;
+    } batch{this, std::vector<std::span<std::byte>>(count), &slots, chunk_bytes, identity};
+    std::vector<std::string> keys(count);
+    std::vector<ChunkBox> boxes(count);
+    std::vector<DestinationFor> destinations;
+    std::vector<StoreWholeRead> reads(count);
+    destinations.reserve(count);
+    for (std::size_t k = 0; k < count; ++k) {
+      const Extents coords = chunks.cell(first + k);
+      keys[k] = chunk_key(coords);
+      boxes[k] = box_of(coords, Extents{}, chunk_shape_, region_, rank_);
+      if (identity) batch.direct[k] = sink_.direct_target(boxes[k]);
+      destinations.emplace_back([b = &batch, k](std::uint64_t size) { return b->destination(k, size); });
+      reads[k].key = keys[k];
+      reads[k].destination = &destinations[k];
+    }
+    // Each chunk is placed as soon as it arrived, while the others go on arriving.
+    auto place_ready = [&](std::size_t k) {
+      ++positions_;
+      try {
+        converting_bad_alloc([&] {
+          if (reads[k].missing) {
+            ++missing_;
+            sink_.fill(worker, boxes[k]);
+            return;
+          }
+          bytes_read_ += *reads[k].size;
+          if (identity) {
+            if (!batch.direct[k].empty()) return;
+            place_from(worker, std::span<const std::byte>(slots[k]).first(chunk_bytes), boxes[k]);
+            return;
+          }
+          const auto stored = std::span<const std::byte>(slots[k]).first(static_cast<std::size_t>(*reads[k].size));
+          if (sink_.place_stored(worker, stored, boxes[k], chunk_where(keys[k]))) return;
+          auto decoded = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
+          array_.chain.decode(stored, decoded, scratch_[worker]->codec);
+          ++cpu_decoded_;
+          sink_.place(worker, decoded, boxes[k]);
+        });
+      } catch (const EarlierChunkError&) {
+        throw;  // names its own chunk
+      } catch (const Error& e) {
+        throw e.with_context(chunk_where(keys[k]));
+      }
     };
-    auto size = array_.store->read_into(key, destination);
-    if (!size) {
-      ++missing_;
-      sink_.fill(worker, box);
-      return;
+    converting_bad_alloc([&] { array_.store->read_many(reads, in_flight_, place_ready); });
+    // A failure stopped the batch: the first one named with its chunk.
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!reads[k].error) continue;
+      try {
+        std::rethrow_exception(reads[k].error);
+      } catch (const Error& e) {
+        throw e.with_context(chunk_where(keys[k]));
+      }
     }
-    bytes_read_ += *size;
-    if (identity) {
-      if (direct.empty()) sink_.place(worker, staging.first(chunk_bytes), box);
-      return;
-    }
-    const auto stored = std::span<const std::byte>(encoded).first(static_cast<std::size_t>(*size));
-    if (sink_.place_stored(worker, stored, box, chunk_where(key))) return;
-    auto decoded = sink_.staging(worker, chunk_bytes).first(chunk_bytes);
-    array_.chain.decode(stored, decoded, scratch_[worker]->codec);
-    ++cpu_decoded_;
-    sink_.place(worker, decoded, box);
+  }
+
+  // Places an uncompressed chunk held outside the worker's staging: from where it is, when the
+  // sink takes any memory, else through the staging buffer.
+  void place_from(unsigned worker, std::span<const std::byte> chunk, const ChunkBox& box) {
+    if (sink_.places_from_any_memory()) return sink_.place(worker, chunk, box);
+    auto staging = sink_.staging(worker, chunk.size()).first(chunk.size());
+    std::copy(chunk.begin(), chunk.end(), staging.begin());
+    sink_.place(worker, staging, box);
   }
 
   // The origin (first element) of the shard at `coords`, and the window of its inner chunks that
@@ -453,6 +536,17 @@ class ReadJob {
     std::sort(reads.begin(), reads.end(), [](const InnerRead& a, const InnerRead& b) {
       return a.slice != b.slice ? a.slice < b.slice : a.offset < b.offset;
     });
+    if (in_flight_ > 0) {
+      // Phase 2, remote: tasks of whole runs of neighbours (remote_tasks), each run one request.
+      const std::vector<std::size_t> starts = remote_tasks(reads);
+      parallel(starts.size() - 1, 1, [&](unsigned worker, std::uint64_t task, std::uint64_t) {
+        const std::size_t first = starts[task];
+        const std::size_t count = starts[task + 1] - first;
+        read_inner_batch(worker, shards, wave, std::span(reads).subspan(first, count));
+        return std::uint64_t{count};
+      });
+      return;
+    }
     // Phase 2: inner chunks in batches (sized in inner_batch.hpp); neighbours within a batch
     // share one read.
     const std::uint64_t batch = inner_chunks_per_task(reads.size(), workers_, array_.store->remote(),
@@ -461,6 +555,46 @@ class ReadJob {
       read_inner_batch(worker, shards, wave, std::span(reads).subspan(first, count));
       return count;
     });
+  }
+
+  // Remote reads of a wave (sorted by shard and offset) cut into tasks: first into runs that
+  // one request fetches (inner chunks of one shard up to the store's merge gap apart, within
+  // kRemoteBatchBytes), so that how the work is shared never splits a run; then runs grouped
+  // into tasks of up to in_flight_ runs and kRemoteBatchBytes, at least one task per worker
+  // where there are enough runs. Returns the tasks' first reads, and reads.size() last.
+  std::vector<std::size_t> remote_tasks(const std::vector<InnerRead>& reads) const {
+    const std::uint64_t gap = array_.store->merge_gap();
+    std::vector<std::size_t> runs;  // each run's first read
+    std::uint64_t run_first = 0, run_end = 0;
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      const InnerRead& read = reads[i];
+      const bool joins = i > 0 && read.slice == reads[i - 1].slice && joins_run(run_end, read.offset, gap) &&
+                         read.offset + read.nbytes - run_first <= kRemoteBatchBytes;
+      if (!joins) {
+        runs.push_back(i);
+        run_first = read.offset;
+      }
+      run_end = read.offset + read.nbytes;
+    }
+    const std::size_t per_task = static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(runs.size() / workers_, 1, std::max(in_flight_, 1u)));
+    std::vector<std::size_t> starts;
+    std::uint64_t task_bytes = 0;
+    std::size_t task_runs = 0;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const std::size_t end = r + 1 < runs.size() ? runs[r + 1] : reads.size();
+      std::uint64_t bytes = 0;
+      for (std::size_t i = runs[r]; i < end; ++i) bytes += reads[i].nbytes;
+      if (starts.empty() || task_runs == per_task || task_bytes + bytes > kRemoteBatchBytes) {
+        starts.push_back(runs[r]);
+        task_bytes = 0;
+        task_runs = 0;
+      }
+      task_bytes += bytes;
+      ++task_runs;
+    }
+    starts.push_back(reads.size());
+    return starts;
   }
 
   // Reads the index entries of one slice and plans its inner chunks: missing ones are filled at
@@ -531,10 +665,10 @@ class ReadJob {
 
   void read_inner_batch(unsigned worker, const GridWindow& shards, const std::vector<ShardSlice>& wave,
                         std::span<const InnerRead> batch) {
+    if (in_flight_ > 0) return read_inner_batch_remote(worker, shards, wave, batch);
     const auto& sharding = *array_.sharding;
     const auto& inner_chain = sharding.inner_chain();
     const Extents grid = to_extents(sharding.chunks_per_shard());
-    const std::size_t inner_bytes = static_cast<std::size_t>(staged_bytes_);
     const bool place_raw = inner_chain.is_identity() && sink_.places_from_any_memory();
     // Room for stored bytes in this worker's share of the limit (at least one chunk's, checked).
     const std::uint64_t share = memory_limit_ / workers_;
@@ -542,9 +676,6 @@ class ReadJob {
     std::unique_ptr<StoreObject> file;
     std::uint32_t open_slice = ~0u;
     bool replaced = false;  // the open file is not the one whose index planned the slice
-    // A remote store fetches inner chunks up to kRemoteMergeGap apart with one request.
-    const bool remote = array_.store->remote();
-    const std::uint64_t max_gap = remote ? kRemoteMergeGap : 0;
     std::string open_key;
     Extents origin{};
     std::size_t i = 0;
@@ -554,9 +685,7 @@ class ReadJob {
         converting_bad_alloc([&] {
           if (batch[i].slice != open_slice) {
             if (key != open_key) {
-              // Remote: the size planning found, without asking the server again.
-              file = remote ? array_.store->open_sized(key, slice_sizes_[batch[i].slice])
-                            : array_.store->open_object(key, settings_.o_direct);
+              file = array_.store->open_object(key, settings_.o_direct);
               if (!file) throw Error(ErrorKind::io, "shard disappeared while being read");
               open_key = key;
             }
@@ -576,12 +705,12 @@ class ReadJob {
             return;
           }
           check_chunk_memory(batch[i].nbytes);
-          // Extend the run while the next inner chunk starts where this one ends (remote: at
-          // most max_gap after) and the run stays within this worker's share of the memory limit.
+          // Extend the run while the next inner chunk starts where this one ends and the run
+          // stays within this worker's share of the memory limit.
           std::size_t end = i + 1;
           std::uint64_t run_bytes = batch[i].nbytes;
           while (end < batch.size() && batch[end].slice == open_slice &&
-                 joins_run(batch[i].offset + run_bytes, batch[end].offset, max_gap) &&
+                 joins_run(batch[i].offset + run_bytes, batch[end].offset, 0) &&
                  batch[end].offset + batch[end].nbytes - batch[i].offset <= run_room) {
             run_bytes = batch[end].offset + batch[end].nbytes - batch[i].offset;
             ++end;
@@ -595,23 +724,7 @@ class ReadJob {
                 static_cast<std::size_t>(batch[k].offset - batch[i].offset), static_cast<std::size_t>(batch[k].nbytes));
             const Extents local = linear_to_coords(batch[k].inner, grid, rank_);
             const ChunkBox box = box_of(local, origin, inner_shape_, region_, rank_);
-            if (place_raw) {  // uncompressed, and the sink takes it from here: no copy to staging
-              if (piece.size() != inner_bytes)
-                throw Error(ErrorKind::corrupt_data,
-                            fmt::format("inner chunk at offset {} is {} bytes, an uncompressed one holds {}",
-                                        batch[k].offset, piece.size(), inner_bytes));
-              sink_.place(worker, piece, box);
-              continue;
-            }
-            if (sink_.place_stored(worker, piece, box, inner_where(key, batch[k].offset))) continue;
-            auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
-            try {
-              inner_chain.decode(piece, staging, scratch_[worker]->codec);
-            } catch (const std::bad_alloc&) {
-              throw Error(ErrorKind::io, fmt::format("out of memory (inner chunk at offset {})", batch[k].offset));
-            }
-            ++cpu_decoded_;
-            sink_.place(worker, staging, box);
+            place_inner(worker, piece, box, key, batch[k].offset, place_raw);
           }
           i = end;
         });
@@ -620,6 +733,101 @@ class ReadJob {
       } catch (const Error& e) {
         throw e.with_context(inner_where(key, batch[i].offset));
       }
+    }
+  }
+
+  // Decodes (unless `place_raw`: uncompressed, and the sink takes it from where it is) and
+  // places the stored bytes of one inner chunk.
+  void place_inner(unsigned worker, std::span<const std::byte> piece, const ChunkBox& box, const std::string& key,
+                   std::uint64_t offset, bool place_raw) {
+    const std::size_t inner_bytes = static_cast<std::size_t>(staged_bytes_);
+    if (place_raw) {
+      if (piece.size() != inner_bytes)
+        throw Error(ErrorKind::corrupt_data, fmt::format("inner chunk at offset {} is {} bytes, an uncompressed one holds {}",
+                                                         offset, piece.size(), inner_bytes));
+      sink_.place(worker, piece, box);
+      return;
+    }
+    if (sink_.place_stored(worker, piece, box, inner_where(key, offset))) return;
+    auto staging = sink_.staging(worker, inner_bytes).first(inner_bytes);
+    try {
+      array_.sharding->inner_chain().decode(piece, staging, scratch_[worker]->codec);
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::io, fmt::format("out of memory (inner chunk at offset {})", offset));
+    }
+    ++cpu_decoded_;
+    sink_.place(worker, staging, box);
+  }
+
+  // Inner chunks from a remote store: the batch's stored bytes fetched at once (read_ranges:
+  // ranges of one shard close together share one request), back to back into the worker's
+  // buffer, in parts of at most the worker's room; then each decoded and placed in order.
+  void read_inner_batch_remote(unsigned worker, const GridWindow& shards, const std::vector<ShardSlice>& wave,
+                               std::span<const InnerRead> batch) {
+    const auto& sharding = *array_.sharding;
+    const Extents grid = to_extents(sharding.chunks_per_shard());
+    const bool place_raw = sharding.inner_chain().is_identity() && sink_.places_from_any_memory();
+    const std::uint64_t share = memory_limit_ / workers_;
+    const std::uint64_t room = std::min(
+        kRemoteBatchBytes, share > staged_bytes_ + scratch_bytes_ ? share - staged_bytes_ - scratch_bytes_ : 0);
+    auto& encoded = scratch_[worker]->stored;
+    std::vector<StoreRangeRead> ranges;
+    std::size_t i = 0;
+    while (i < batch.size()) {
+      std::size_t end = i;
+      std::uint64_t bytes = 0;
+      try {
+        while (end < batch.size() && (end == i || bytes + batch[end].nbytes <= room)) {
+          check_chunk_memory(batch[end].nbytes);
+          bytes += batch[end].nbytes;
+          ++end;
+        }
+      } catch (const Error& e) {
+        throw e.with_context(inner_where(slice_keys_[batch[end].slice], batch[end].offset));
+      }
+      // Each run of inner chunks is decoded and placed as soon as its request ends, while the
+      // others go on arriving. Errors of a chunk name it; others name the first of the part.
+      bool named = false;
+      Extents origin{};
+      auto place_ready = [&](std::size_t first, std::size_t count) {
+        for (std::size_t r = first; r < first + count; ++r) {
+          const InnerRead& read = batch[i + r];
+          const std::string& key = slice_keys_[read.slice];
+          try {
+            converting_bad_alloc([&] {
+              const Extents coords = shards.cell(wave[read.slice].shard);
+              for (std::size_t d = 0; d < rank_; ++d) origin[d] = coords[d] * chunk_shape_[d];
+              const Extents local = linear_to_coords(read.inner, grid, rank_);
+              place_inner(worker, ranges[r].buffer, box_of(local, origin, inner_shape_, region_, rank_), key,
+                          read.offset, place_raw);
+            });
+          } catch (const EarlierChunkError&) {
+            named = true;
+            throw;  // names its own chunk
+          } catch (const Error& e) {
+            named = true;
+            throw e.with_context(inner_where(key, read.offset));
+          }
+        }
+      };
+      try {
+        converting_bad_alloc([&] {
+          encoded.resize(static_cast<std::size_t>(bytes));
+          ranges.clear();
+          std::size_t at = 0;
+          for (std::size_t k = i; k < end; ++k) {
+            const std::size_t n = static_cast<std::size_t>(batch[k].nbytes);
+            ranges.push_back({slice_keys_[batch[k].slice], batch[k].offset, std::span(encoded).subspan(at, n)});
+            at += n;
+          }
+          array_.store->read_ranges(ranges, in_flight_, place_ready);
+        });
+      } catch (const Error& e) {
+        if (named) throw;
+        throw e.with_context(inner_where(slice_keys_[batch[i].slice], batch[i].offset));
+      }
+      bytes_read_ += bytes;
+      i = end;
     }
   }
 
@@ -684,6 +892,7 @@ class ReadJob {
   std::uint64_t scratch_bytes_ = 0;  // the chain's scratch for one
   bool staged_identity_ = false;
   unsigned workers_ = 1;
+  unsigned in_flight_ = 0;  // a remote store's requests in flight per worker; 0 for local stores
 
   // Per worker, while it runs: stored bytes of a chunk or a run of inner chunks (overwritten by
   // each read, never zeroed) and the chain's scratch, lent by the worker's thread.

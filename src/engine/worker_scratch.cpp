@@ -57,7 +57,9 @@ Kept& kept() {
 }  // namespace
 
 std::size_t WorkerScratch::capacity() const {
-  return stored.capacity() + codec.a.capacity() + codec.b.capacity() + codec.c.capacity();
+  std::size_t bytes = stored.capacity() + codec.a.capacity() + codec.b.capacity() + codec.c.capacity();
+  for (const auto& slot : slots) bytes += slot.capacity();
+  return bytes;
 }
 
 WorkerScratchLease::WorkerScratchLease() {

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "codec/codec.hpp"
 #include "util/default_init_allocator.hpp"
@@ -24,6 +25,8 @@ namespace zarrdirect {
 struct WorkerScratch {
   UninitializedBytes stored;  // a chunk's (or a run of inner chunks') stored bytes, never zeroed
   codec::Scratch codec;       // the codec chain's intermediate buffers (CodecChain::decode)
+  // Remote reads: the stored bytes of each chunk of a batch fetched at once, one buffer each.
+  std::vector<UninitializedBytes> slots;
 
   // Bytes the buffers hold (their capacities).
   std::size_t capacity() const;

@@ -1,34 +1,40 @@
-// Blocking HTTP(S) requests on libcurl, checked and retried, for the HTTP store.
+// HTTP(S) requests on libcurl, checked and retried, for the HTTP store: single requests, and
+// batches that run at once on the calling thread (http_multi.hpp).
 //
-// Every request runs on a fresh easy handle attached to one process-wide share handle, so the
-// connection cache (keep-alive connections), DNS cache and TLS sessions are reused across requests,
-// threads, stores and reads. Safe to call from many threads at once.
+// Every request runs on an easy handle of the process-wide handle pool (http_handle_pool.hpp), so
+// keep-alive connections, DNS answers and TLS sessions are reused across requests, stores and
+// reads. Safe to call from many threads at once (each call borrows its own handles).
 //
-// Responses are written straight into the caller's buffer, and checked, not trusted: a 206 must
-// cover exactly the range asked for; a 200 to a range request (a server that ignores Range) is
-// streamed and only the asked slice kept, refused past kIgnoredRangeLimit bytes; a body longer
-// than the buffer, or shorter than its Content-Length or the range, is an error (a short one is
-// retried). 5xx, 408, 429, resets and timeouts are retried with exponential backoff
-// (HttpOptions::retries, retry_delay_ms), then fail naming the URL and the last status. Messages
-// name the URL without credentials and never the token or extra headers.
+// Responses are written straight into the caller's buffers and checked, not trusted
+// (http_transfer.hpp). 5xx, 408, 429, resets, timeouts and short bodies are retried with
+// exponential backoff (HttpOptions::retries, retry_delay_ms), then fail naming the URL and the
+// last status. Messages name the URL without credentials and never the token or extra headers.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 
 #include "store/http_options.hpp"
+#include "store/http_transfer.hpp"
 #include "store/store.hpp"
+
+struct curl_slist;
 
 namespace zarrdirect {
 
 class HttpClient {
  public:
   // The most bytes read from a server that ignores Range to keep one slice of the object.
-  static constexpr std::uint64_t kIgnoredRangeLimit = std::uint64_t{256} << 20;
+  static constexpr std::uint64_t kIgnoredRangeLimit = HttpTransfer::kIgnoredRangeLimit;
 
   explicit HttpClient(HttpOptions options);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
 
   const HttpOptions& options() const { return options_; }
 
@@ -45,11 +51,20 @@ class HttpClient {
   // ends before the range is Error(corrupt_data).
   bool get_range(const std::string& url, std::uint64_t offset, std::span<std::byte> buffer) const;
 
+  // Runs `transfers` at once, at most `in_flight` at a time (0: options().concurrency), on the
+  // calling thread. Each ends done, missing or failed; after the first failure the others may be
+  // left waiting (http_multi.hpp). `on_finished`, when given, is called as each ends done or
+  // missing. Throws only when libcurl itself fails, or what `on_finished` throws.
+  void run(std::span<HttpTransfer* const> transfers, unsigned in_flight = 0,
+           const std::function<void(HttpTransfer&)>* on_finished = nullptr) const;
+
  private:
-  struct Request;
-  std::optional<std::uint64_t> perform(Request& request) const;
+  // One transfer, alone: its error rethrown; false when missing.
+  bool run_one(HttpTransfer& transfer) const;
 
   HttpOptions options_;
+  struct HeaderList;
+  std::unique_ptr<HeaderList> headers_;  // token and extra headers, built once
 };
 
 }  // namespace zarrdirect

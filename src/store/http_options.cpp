@@ -94,6 +94,7 @@ HttpOptions HttpOptions::from_environment() {
   read_unsigned("ZARRDIRECT_HTTP_CONNECT_TIMEOUT_S", options.connect_timeout_s, 1, 3600);
   read_unsigned("ZARRDIRECT_HTTP_LOW_SPEED_TIME_S", options.low_speed_time_s, 1, 3600);
   read_unsigned("ZARRDIRECT_HTTP_MAX_REDIRECTS", options.max_redirects, 0, 100);
+  read_unsigned("ZARRDIRECT_HTTP_MERGE_GAP_BYTES", options.merge_gap_bytes, 0, 1u << 30);
   if (const char* token = std::getenv("ZARRDIRECT_HTTP_BEARER_TOKEN"); token && *token) {
     check_token(token, "ZARRDIRECT_HTTP_BEARER_TOKEN");
     options.bearer_token = token;

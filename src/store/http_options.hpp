@@ -17,6 +17,9 @@ struct HttpOptions {
   unsigned connect_timeout_s = 10;     // ZARRDIRECT_HTTP_CONNECT_TIMEOUT_S
   unsigned low_speed_time_s = 30;      // ZARRDIRECT_HTTP_LOW_SPEED_TIME_S: a transfer under 1 byte/s this long is cut
   unsigned max_redirects = 8;          // ZARRDIRECT_HTTP_MAX_REDIRECTS
+  // ZARRDIRECT_HTTP_MERGE_GAP_BYTES: ranges of one shard at most this far apart share one
+  // request (as zarr-python merges across gaps up to 1 MiB); 0 merges only touching ranges.
+  unsigned merge_gap_bytes = 1u << 20;
   std::string bearer_token;            // ZARRDIRECT_HTTP_BEARER_TOKEN: sent, never logged
   std::vector<std::string> headers;    // ZARRDIRECT_HTTP_HEADERS: "Name: value" lines, sent, never logged
 

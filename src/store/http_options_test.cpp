@@ -50,7 +50,9 @@ TEST(HttpOptions, EnvironmentOverridesDefaults) {
   ScopedEnv concurrency("ZARRDIRECT_HTTP_CONCURRENCY", "7");
   ScopedEnv retries("ZARRDIRECT_HTTP_RETRIES", "0");
   ScopedEnv token("ZARRDIRECT_HTTP_BEARER_TOKEN", "abc");
+  ScopedEnv gap("ZARRDIRECT_HTTP_MERGE_GAP_BYTES", "0");
   auto options = HttpOptions::from_environment();
+  EXPECT_EQ(options.merge_gap_bytes, 0u);
   EXPECT_EQ(options.concurrency, 7u);
   EXPECT_EQ(options.retries, 0u);
   EXPECT_EQ(options.bearer_token, "abc");
@@ -64,6 +66,10 @@ TEST(HttpOptions, BadNumbersAndTokensAreRefusedWithoutShowingThem) {
   }
   {
     ScopedEnv retries("ZARRDIRECT_HTTP_RETRIES", "many");
+    EXPECT_THROW(HttpOptions::from_environment(), Error);
+  }
+  {
+    ScopedEnv gap("ZARRDIRECT_HTTP_MERGE_GAP_BYTES", "2147483648");  // past 1 GiB
     EXPECT_THROW(HttpOptions::from_environment(), Error);
   }
   ScopedEnv token("ZARRDIRECT_HTTP_BEARER_TOKEN", "sec ret");

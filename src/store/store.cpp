@@ -20,6 +20,39 @@ std::optional<std::uint64_t> Store::read_into(std::string_view key, const Destin
   return object->read_all(target);
 }
 
+void Store::read_many(std::span<StoreWholeRead> reads, unsigned,
+                      const std::function<void(std::size_t)>& on_ready) const {
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    StoreWholeRead& read = reads[i];
+    try {
+      read.size = read_into(read.key, *read.destination);
+      read.missing = !read.size;
+    } catch (...) {
+      read.error = std::current_exception();
+      return;
+    }
+    if (on_ready) on_ready(i);
+  }
+}
+
+void Store::read_ranges(std::span<const StoreRangeRead> reads, unsigned,
+                        const std::function<void(std::size_t, std::size_t)>& on_ready) const {
+  std::size_t index = 0;
+  std::unique_ptr<StoreObject> object;
+  std::string_view open_key;
+  for (const StoreRangeRead& read : reads) {
+    if (!object || read.key != open_key) {
+      object = open_object(read.key);
+      if (!object)
+        throw Error(ErrorKind::io, fmt::format("{}/{}: disappeared while being read", location(), printable(read.key)));
+      open_key = read.key;
+    }
+    object->read_exact(read.offset, read.buffer);
+    if (on_ready) on_ready(index, 1);
+    ++index;
+  }
+}
+
 bool is_url(std::string_view location) { return url_scheme(location).has_value(); }
 
 std::unique_ptr<Store> open_store(const std::filesystem::path& location, const StoreOptions& options) {

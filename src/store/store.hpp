@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -38,6 +39,23 @@ class StoreObject {
 // It may throw (a value too large for what it is): the read then fails with that error.
 using DestinationFor = std::function<std::span<std::byte>(std::uint64_t size)>;
 
+// One whole value of a batch read (Store::read_many). The store sets exactly one of `size`,
+// `missing` and `error`, or none where an earlier read of the batch failed and it stopped.
+struct StoreWholeRead {
+  std::string_view key;
+  const DestinationFor* destination = nullptr;  // called once the value's size is known
+  std::optional<std::uint64_t> size;            // the value's size, its bytes in destination(size)
+  bool missing = false;                         // the key does not exist
+  std::exception_ptr error;                     // why it failed (naming the file or URL)
+};
+
+// One byte range of a value (a shard) of a batch read (Store::read_ranges).
+struct StoreRangeRead {
+  std::string_view key;
+  std::uint64_t offset = 0;
+  std::span<std::byte> buffer;  // receives bytes [offset, offset + buffer.size())
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -64,6 +82,29 @@ class Store {
   // key does not exist. A remote store writes the response straight into that buffer (one
   // request, no separate size query when the server states the length).
   virtual std::optional<std::uint64_t> read_into(std::string_view key, const DestinationFor& destination) const;
+
+  // Requests a remote store runs at once for one read (0: not remote); the reader shares them
+  // among its workers, each running its batches with read_many and read_ranges.
+  virtual unsigned request_concurrency() const { return 0; }
+  // Reads each value whole into its destination, up to `in_flight` at a time (a remote store:
+  // many requests at once on the calling thread; a local one: one after another). Stops at the
+  // first failure, which it records in that read (not thrown: the caller names the chunk).
+  // `on_ready`, when given, is called with a read's index as soon as it has its size (or is
+  // missing), while the others go on arriving (a remote store; a local one after each read).
+  // What it throws ends the batch and leaves read_many.
+  virtual void read_many(std::span<StoreWholeRead> reads, unsigned in_flight,
+                         const std::function<void(std::size_t)>& on_ready = {}) const;
+  // Reads every range into its buffer, up to `in_flight` requests at a time. Ranges of one key
+  // that follow each other in `reads` (sorted by offset, not overlapping) and lie at most
+  // merge_gap() bytes apart share one request (a remote store), its response split back into
+  // their buffers. A key that does not exist, or ends before a range, is an Error naming it.
+  // `on_ready`, when given, is called with (first, count) as reads [first, first + count) have
+  // arrived whole, while the others go on arriving. What it throws leaves read_ranges.
+  virtual void read_ranges(std::span<const StoreRangeRead> reads, unsigned in_flight,
+                           const std::function<void(std::size_t, std::size_t)>& on_ready = {}) const;
+  // The gap between two ranges of one value up to which read_ranges fetches both with one
+  // request (0: each range on its own).
+  virtual std::uint64_t merge_gap() const { return 0; }
 
   virtual bool exists(std::string_view key) const = 0;
   // Throws Error(invalid_argument) when `key` is not a valid key or (files) leaves the root.

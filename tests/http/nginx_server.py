@@ -72,8 +72,13 @@ http {{
 class NginxServer:
     """A running nginx; `url` is http://127.0.0.1:PORT, `access_log` its log file."""
 
-    def __init__(self, root: str, nginx: str | None = None):
+    def __init__(self, root: str, nginx: str | None = None, library_path: str | None = None):
+        """`nginx`: the executable (default: Debian's); `library_path`: LD_LIBRARY_PATH for it alone
+        (a packed nginx and its libraries: scripts/pack_device_nginx.sh)."""
         self.nginx = nginx or find_nginx()
+        env = None
+        if library_path:
+            env = dict(os.environ, LD_LIBRARY_PATH=os.path.abspath(library_path))
         if not self.nginx:
             raise FileNotFoundError("nginx not found (Debian package nginx-light: scripts/setup.sh installs it)")
         self.tmp = tempfile.mkdtemp(prefix="zarrdirect-nginx-")
@@ -86,7 +91,7 @@ class NginxServer:
                 out.write(CONFIG.format(tmp=self.tmp, port=self.port, root=os.path.abspath(root), user=_user_line()))
             self.process = subprocess.Popen(
                 [self.nginx, "-p", self.tmp, "-e", os.path.join(self.tmp, "error.log"), "-c", config],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
             if self._wait_listening():
                 self.url = f"http://127.0.0.1:{self.port}"
                 return
