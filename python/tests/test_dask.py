@@ -167,3 +167,28 @@ def test_device_blocks_are_cupy(sharded, tmp_path) -> None:
     np.testing.assert_array_equal(cupy.asnumpy(x.compute(scheduler="threads")), expected)
     zd.to_zarr(x * 2, tmp_path / "gpu.zarr", chunks=(5, 10, 6), shards=(15, 20, 12))
     np.testing.assert_array_equal(zarrdirect.open(tmp_path / "gpu.zarr")[:], expected * 2)
+
+
+def test_block_reads_share_the_cores_among_those_running(sharded, monkeypatch) -> None:
+    path, expected = sharded
+    cores = os.cpu_count() or 1
+    seen = []
+    original = zarrdirect.Array.read
+    together = __import__("threading").Barrier(4)
+
+    def read(array, region=None, **options):
+        seen.append(options.get("threads"))
+        if len(seen) <= 4:
+            together.wait(timeout=10)  # the first four reads run at the same time
+        return original(array, region, **options)
+
+    monkeypatch.setattr(zarrdirect.Array, "read", read)
+    x = zd.from_zarr(path)
+    with dask.config.set(scheduler="threads", num_workers=4):
+        np.testing.assert_array_equal(x.compute(), expected)
+    # The fourth of four running reads gets a quarter of the cores (at least one thread).
+    assert min(seen) == max(1, cores // 4), seen
+    seen.clear()
+    together = __import__("threading").Barrier(1)
+    np.testing.assert_array_equal(x.compute(scheduler="sync"), expected)
+    assert set(seen) == {cores}, seen  # one read at a time: all the cores

@@ -18,7 +18,9 @@ Dask is imported with this module; CuPy only where device blocks are asked for.
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -66,21 +68,54 @@ def _device_kind(device: Any) -> str:
     return kind
 
 
-def _read_block(array: Array, region: tuple, device: Any) -> Any:
-    """One block: a zarrdirect read of `region` into host memory (NumPy) or the GPU (CuPy)."""
-    kind, ordinal = parse_device(device)
-    if kind == "cpu":
-        return array.read(region)
-    import cupy
+class _BlockReads:
+    """How many block reads run at once in this process, to share the cores among them.
 
-    # Into a CuPy array from CuPy's memory pool (no cudaMalloc per block), on the GPU `device`
-    # names; the device string goes to the read as given.
-    shape = tuple(piece.stop - piece.start for piece in region)
-    with cupy.cuda.Device(ordinal if ordinal >= 0 else cupy.cuda.runtime.getDevice()):
-        out = cupy.empty(shape, dtype=array.dtype)
-        if out.size:
-            array.read(region, device=device, out=out)
-    return out
+    Dask's threaded scheduler runs a task per core, and each zarrdirect read would start its own
+    thread per core: 16 reads of 16 threads each contend for 16 cores. Measured on the H200
+    (docs/BENCHMARKS.md, session 10, bench/dask_probe.py): 16 concurrent reads of 32 MiB raw
+    blocks reached 26.5 GB/s with their default threads and 41.2 with one thread each (128 MiB
+    blocks: 23.2 against 48.7; zstd blocks: 8.6 against 9.3). So a block read takes the cores
+    divided by the reads running when it starts, itself included: a lone read (the synchronous
+    scheduler, one big block) still gets them all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+
+    @contextmanager
+    def share(self) -> Iterator[int]:
+        """The reader threads for a read starting now, counted as running until it ends."""
+        with self._lock:
+            self._running += 1
+            running = self._running
+        try:
+            yield max(1, (os.cpu_count() or 1) // running)
+        finally:
+            with self._lock:
+                self._running -= 1
+
+
+_block_reads = _BlockReads()
+
+
+def _read_block(array: Array, region: tuple, device: Any) -> Any:
+    """One block: a zarrdirect read of `region` into host memory (NumPy) or the GPU (CuPy), with
+    its share of the cores (_BlockReads)."""
+    kind, ordinal = parse_device(device)
+    with _block_reads.share() as threads:
+        if kind == "cpu":
+            return array.read(region, threads=threads)
+        import cupy
+
+        # Into a CuPy array from CuPy's memory pool (no cudaMalloc per block), on the GPU `device`
+        # names; the device string goes to the read as given.
+        shape = tuple(piece.stop - piece.start for piece in region)
+        with cupy.cuda.Device(ordinal if ordinal >= 0 else cupy.cuda.runtime.getDevice()):
+            out = cupy.empty(shape, dtype=array.dtype)
+            if out.size:
+                array.read(region, device=device, out=out, threads=threads)
+        return out
 
 
 def _meta(dtype: np.dtype, ndim: int, device: Any) -> Any:
