@@ -37,8 +37,8 @@ struct PinnedPoolStats {
 };
 PinnedPoolStats pinned_pool_stats();
 
-// Frees the pool's idle pinned buffers (those lent to running reads stay theirs). Safe from any
-// thread; nothing to do without CUDA.
+// Frees the pool's idle pinned buffers (those lent to running reads stay theirs), and the host
+// result buffers kept for reuse (ZARRDIRECT_RESULT_POOL_MB). Safe from any thread.
 void trim_pinned_pool();
 
 // The codec names (v3 names and numcodecs ids) this build decodes and encodes, sorted.

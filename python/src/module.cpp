@@ -41,7 +41,8 @@ PYBIND11_MODULE(_native, module) {
         return out;
       },
       "The process's pinned staging pool: budget, bytes in use and idle, buffers allocated and freed so far.");
-  module.def("trim_pinned_pool", &trim_pinned_pool, "Frees the pinned staging pool's idle buffers.");
+  module.def("trim_pinned_pool", &trim_pinned_pool,
+             "Frees the pinned staging pool's idle buffers and the host result buffers kept for reuse.");
   module.attr("cuda_built") =
 #if defined(ZARRDIRECT_WITH_CUDA)
       true;

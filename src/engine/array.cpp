@@ -1,8 +1,7 @@
-#include <sys/mman.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -11,6 +10,7 @@
 #include "engine/host_sink.hpp"
 #include "engine/reader.hpp"
 #include "engine/read_many.hpp"
+#include "engine/result_buffer_pool.hpp"
 #include "metadata/metadata_file.hpp"
 
 namespace zarrdirect {
@@ -28,16 +28,14 @@ Buffer Buffer::allocate(const DeviceSpec& device, std::size_t nbytes) {
   }
   // Page-aligned so that O_DIRECT reads may land straight in it. Large results ask for huge
   // pages: first-touch page faults otherwise dominate a read from page cache (measured 0.25 GB/s
-  // with 4 KiB pages against 9 GB/s with 2 MiB pages on a virtual machine).
-  constexpr std::size_t kHugePage = std::size_t{2} << 20;
-  std::size_t alignment = nbytes >= kHugePage ? kHugePage : 4096;
-  if (nbytes > SIZE_MAX - alignment)  // rounding up would wrap to a tiny allocation
+  // with 4 KiB pages against 9 GB/s with 2 MiB pages on a virtual machine), and come back to the
+  // process's pool when dropped, for the next read of their size (result_buffer_pool.hpp).
+  try {
+    buffer.data_ = result_buffer_pool().acquire(nbytes);
+  } catch (const std::length_error&) {  // rounding up to pages would wrap to a tiny allocation
     throw Error(ErrorKind::invalid_argument, fmt::format("cannot allocate {} bytes of host memory", nbytes));
-  std::size_t rounded = (std::max<std::size_t>(nbytes, 1) + alignment - 1) / alignment * alignment;
-  void* data = std::aligned_alloc(alignment, rounded);
-  if (!data) throw Error(ErrorKind::io, fmt::format("cannot allocate {} bytes of host memory", nbytes));
-  if (alignment == kHugePage) ::madvise(data, rounded, MADV_HUGEPAGE);
-  buffer.data_ = std::shared_ptr<void>(data, [](void* p) { std::free(p); });
+  }
+  if (!buffer.data_) throw Error(ErrorKind::io, fmt::format("cannot allocate {} bytes of host memory", nbytes));
   return buffer;
 }
 

@@ -25,12 +25,13 @@ bool cuda_available() { return false; }
 #include "engine/device_info.hpp"
 #include "engine/uring_reads.hpp"
 #include "engine/gpu_decode_route.hpp"
+#include "engine/result_buffer_pool.hpp"
 
 namespace zarrdirect {
 
 PinnedPoolStats pinned_pool_stats() { return {}; }
 
-void trim_pinned_pool() {}
+void trim_pinned_pool() { trim_result_buffers(); }
 
 nlohmann::json describe_system() {
   nlohmann::json doc = {{"cuda_built", false},
