@@ -53,9 +53,22 @@ std::byte* StagingSlot::scratch() {
   return device_scratch;
 }
 
+DeviceBlock::DeviceBlock(int device_id, std::size_t bytes) : device(device_id), capacity(bytes) {
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&data), std::max<std::size_t>(capacity, 1)),
+             "cudaMalloc (device work buffer)");
+}
+
+DeviceBlock::~DeviceBlock() {
+  if (data) cudaFree(data);  // an error leaks at worst
+}
+
 struct DevicePool::Impl {
   mutable std::mutex mutex;
   std::vector<SlotPtr> idle;  // pinned, all devices, oldest first
+  std::vector<DeviceBlockPtr> idle_blocks;  // all devices, oldest first
+  std::map<int, std::size_t> idle_block_bytes;
+  std::map<int, std::size_t> block_limits;  // idle_device_limit's, once per device
+  std::uint64_t block_allocations = 0;
   std::map<int, std::vector<cudaStream_t>> streams;
   std::map<int, std::vector<cudaEvent_t>> events;
   std::size_t idle_pinned = 0;  // bytes
@@ -111,6 +124,23 @@ void free_slots(std::vector<SlotPtr>& slots) {
   }
   if (switched) cudaSetDevice(current);
   slots.clear();
+}
+
+// Frees device blocks on their own devices, outside the pool's lock.
+void free_blocks(std::vector<DeviceBlockPtr>& blocks) {
+  int current = 0;
+  const bool have_current = cudaGetDevice(&current) == cudaSuccess;
+  bool switched = false;
+  for (auto& block : blocks) {
+    if (!block) continue;
+    if (have_current && block->device != current) {
+      cudaSetDevice(block->device);
+      switched = true;
+    }
+    block.reset();
+  }
+  if (switched) cudaSetDevice(current);
+  blocks.clear();
 }
 
 }  // namespace
@@ -265,17 +295,91 @@ void DevicePool::release_streams(int device, std::vector<cudaStream_t> streams) 
   idle.insert(idle.end(), streams.begin(), streams.end());
 }
 
+DeviceBlockPtr DevicePool::acquire_device_block(int device, std::size_t bytes) {
+  auto& state = impl();
+  {
+    std::lock_guard lock(state.mutex);
+    // The smallest idle block that fits, if not more than twice the size asked for.
+    auto best = state.idle_blocks.end();
+    for (auto it = state.idle_blocks.begin(); it != state.idle_blocks.end(); ++it) {
+      const std::size_t capacity = (*it)->capacity;
+      if ((*it)->device == device && capacity >= bytes && capacity / 2 <= bytes &&
+          (best == state.idle_blocks.end() || capacity < (*best)->capacity))
+        best = it;
+    }
+    if (best != state.idle_blocks.end()) {
+      DeviceBlockPtr block = std::move(*best);
+      state.idle_blocks.erase(best);
+      state.idle_block_bytes[device] -= block->capacity;
+      return block;
+    }
+    ++state.block_allocations;
+  }
+  return std::make_unique<DeviceBlock>(device, bytes);
+}
+
+std::size_t DevicePool::idle_device_limit(int device) {
+  auto& state = instance().impl();
+  {
+    std::lock_guard lock(state.mutex);
+    auto it = state.block_limits.find(device);
+    if (it != state.block_limits.end()) return it->second;
+  }
+  constexpr std::size_t kMostIdle = std::size_t{2} << 30;
+  std::size_t limit = kMostIdle;
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, device) == cudaSuccess && properties.totalGlobalMem > 0)
+    limit = std::min(limit, properties.totalGlobalMem / 16);
+  std::lock_guard lock(state.mutex);
+  state.block_limits[device] = limit;
+  return limit;
+}
+
+void DevicePool::release_device_blocks(std::vector<DeviceBlockPtr> blocks) {
+  auto& state = impl();
+  std::vector<DeviceBlockPtr> freed;
+  std::map<int, std::size_t> limits;
+  for (const auto& block : blocks)
+    if (block && !limits.contains(block->device)) limits[block->device] = idle_device_limit(block->device);
+  {
+    std::lock_guard lock(state.mutex);
+    for (auto& block : blocks) {
+      if (!block) continue;
+      state.idle_block_bytes[block->device] += block->capacity;
+      state.idle_blocks.push_back(std::move(block));
+    }
+    // Oldest first out, per device, until each device's idle bytes fit its limit.
+    for (auto it = state.idle_blocks.begin(); it != state.idle_blocks.end();) {
+      const int device = (*it)->device;
+      auto limit = limits.find(device);
+      if (limit != limits.end() && state.idle_block_bytes[device] > limit->second) {
+        state.idle_block_bytes[device] -= (*it)->capacity;
+        freed.push_back(std::move(*it));
+        it = state.idle_blocks.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  free_blocks(freed);
+}
+
 void DevicePool::trim() {
   auto& state = impl();
   std::vector<SlotPtr> freed;
+  std::vector<DeviceBlockPtr> freed_blocks;
   {
     std::lock_guard lock(state.mutex);
     freed = std::move(state.idle);
     state.idle.clear();
     state.idle_pinned = 0;
     state.frees += freed.size();
+    freed_blocks = std::move(state.idle_blocks);
+    state.idle_blocks.clear();
+    state.idle_block_bytes.clear();
   }
   free_slots(freed);
+  free_blocks(freed_blocks);
 }
 
 std::size_t DevicePool::idle_pinned_bytes() const {
@@ -287,7 +391,10 @@ std::size_t DevicePool::idle_pinned_bytes() const {
 DevicePoolStats DevicePool::stats() const {
   auto& state = impl();
   std::lock_guard lock(state.mutex);
-  return {state.budget, state.in_use, state.idle_pinned, state.allocations, state.frees};
+  std::size_t idle_blocks = 0;
+  for (const auto& [device, bytes] : state.idle_block_bytes) idle_blocks += bytes;
+  return {state.budget, state.in_use, state.idle_pinned, state.allocations, state.frees, idle_blocks,
+          state.block_allocations};
 }
 
 void use_device(int device) {

@@ -45,6 +45,22 @@ struct StagingSlot {
 
 using SlotPtr = std::unique_ptr<StagingSlot>;
 
+// Device memory a read uses for its own GPU work (GPU decoding's output and scratch), kept for the
+// next read: cudaMalloc and above all cudaFree (which waits for the whole device) cost more per
+// read than a batch of decoding.
+struct DeviceBlock {
+  DeviceBlock(int device, std::size_t capacity);  // cudaMalloc on `device`, which must be current
+  ~DeviceBlock();                                 // cudaFree
+  DeviceBlock(const DeviceBlock&) = delete;
+  DeviceBlock& operator=(const DeviceBlock&) = delete;
+
+  const int device;
+  const std::size_t capacity;
+  std::byte* data = nullptr;
+};
+
+using DeviceBlockPtr = std::unique_ptr<DeviceBlock>;
+
 // What the pool holds now and has done so far (zarrdirect::pinned_pool_stats()).
 struct DevicePoolStats {
   std::size_t budget_bytes = 0;  // the budget the last acquire or release ran under (0: none yet)
@@ -52,6 +68,8 @@ struct DevicePoolStats {
   std::size_t idle_bytes = 0;    // pinned slot bytes kept for the next reads
   std::uint64_t allocations = 0; // pinned slots allocated (cudaHostAlloc) since the process started
   std::uint64_t frees = 0;       // pinned slots freed (cudaFreeHost)
+  std::size_t idle_device_bytes = 0;       // device blocks kept for the next reads
+  std::uint64_t device_allocations = 0;    // device blocks allocated (cudaMalloc)
 };
 
 class DevicePool {
@@ -75,6 +93,15 @@ class DevicePool {
   // leaked, and stop counting as in use.
   void forget_slots(std::vector<SlotPtr> slots);
 
+  // A block of at least `bytes` of `device` (which must be current): an idle one of at most twice
+  // that size, else a new one of exactly `bytes`.
+  DeviceBlockPtr acquire_device_block(int device, std::size_t bytes);
+  // Returns blocks whose GPU work has completed. Idle blocks of a device are kept up to
+  // idle_device_limit(device) bytes, the oldest freed beyond.
+  void release_device_blocks(std::vector<DeviceBlockPtr> blocks);
+  // Idle device bytes kept per device: 2 GiB, at most 1/16 of the device's memory.
+  static std::size_t idle_device_limit(int device);
+
   // An event of `device` (which must be current), timing disabled; reused across reads.
   cudaEvent_t acquire_event(int device);
   // Returns an event whose recorded work has completed (or that is no longer waited on).
@@ -85,8 +112,8 @@ class DevicePool {
   // Returns idle streams (nothing pending on them).
   void release_streams(int device, std::vector<cudaStream_t> streams);
 
-  // Frees every idle slot (streams and events are kept: they are cheap and hold no memory worth
-  // having).
+  // Frees every idle slot and device block (streams and events are kept: they are cheap and hold
+  // no memory worth having).
   void trim();
 
   // Idle pinned bytes, for tests.

@@ -205,6 +205,47 @@ TEST(DevicePool, SlotsAreReusedOnlyUpToTwiceTheSizeAskedFor) {
   EXPECT_EQ(pool.idle_pinned_bytes(), 0u);
 }
 
+TEST(DevicePool, DeviceBlocksAreReusedWithinTwiceTheSizeAndTheIdleLimit) {
+  REQUIRE_GPU();
+  use_device(0);
+  const int device = current_device();
+  DevicePool& pool = DevicePool::instance();
+  pool.trim();
+  EXPECT_EQ(pool.stats().idle_device_bytes, 0u);
+  const std::uint64_t allocations = pool.stats().device_allocations;
+
+  DeviceBlockPtr block = pool.acquire_device_block(device, 1 << 20);
+  ASSERT_NE(block->data, nullptr);
+  check_cuda(cudaMemset(block->data, 7, block->capacity), "cudaMemset");  // the whole block is usable
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  std::byte* data = block->data;
+  std::vector<DeviceBlockPtr> blocks;
+  blocks.push_back(std::move(block));
+  pool.release_device_blocks(std::move(blocks));
+  EXPECT_EQ(pool.stats().idle_device_bytes, std::size_t{1} << 20);
+
+  block = pool.acquire_device_block(device, 600000);  // fits, and not twice too large: reused
+  EXPECT_EQ(block->data, data);
+  EXPECT_EQ(pool.stats().idle_device_bytes, 0u);
+  DeviceBlockPtr smaller = pool.acquire_device_block(device, 100000);  // a new one of its size
+  EXPECT_EQ(smaller->capacity, 100000u);
+  EXPECT_EQ(pool.stats().device_allocations, allocations + 2);
+  blocks.push_back(std::move(block));
+  blocks.push_back(std::move(smaller));
+  pool.release_device_blocks(std::move(blocks));
+  EXPECT_EQ(pool.stats().idle_device_bytes, (std::size_t{1} << 20) + 100000);
+
+  // Past the device's limit, the oldest idle blocks are freed.
+  const std::size_t limit = DevicePool::idle_device_limit(device);
+  ASSERT_GT(limit, 0u);
+  block = pool.acquire_device_block(device, limit);
+  blocks.push_back(std::move(block));
+  pool.release_device_blocks(std::move(blocks));
+  EXPECT_EQ(pool.stats().idle_device_bytes, limit);
+  pool.trim();
+  EXPECT_EQ(pool.stats().idle_device_bytes, 0u);
+}
+
 TEST(DevicePool, UnpinnedSlotsAreFreedNotPooled) {
   REQUIRE_GPU();
   use_device(0);

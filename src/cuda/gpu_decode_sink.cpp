@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -20,46 +21,19 @@ namespace portable = codec::portable;
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kAlign = 256;  // decoded chunks start where any unit is aligned
 constexpr std::size_t kMinStored = std::size_t{1} << 20;
-constexpr std::size_t kMaxStored = std::size_t{16} << 20;
+// A batch's stored bytes are a quarter of the staging budget (Settings::staging_bytes): 64 MiB by
+// default, so that a batch of 128^3 uint16 blosc chunks lists about 2,000 stream jobs; larger
+// budgets give more jobs per launch, up to this.
+constexpr std::size_t kMaxStored = std::size_t{256} << 20;
 constexpr std::size_t kMaxStoredForOneChunk = std::size_t{256} << 20;
+// A batch's tables: about 30,000 jobs; a chunk whose own jobs do not fit is decoded on the CPU.
+constexpr std::size_t kTableBytes = std::size_t{1} << 20;
+constexpr std::size_t kTableSegments = 6;  // each starts 64-byte aligned
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (std::max<std::size_t>(n, 1) + to - 1) / to * to; }
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
 }  // namespace
-
-void GpuDecodeSink::DeviceBuffer::reserve(std::size_t nbytes) {
-  if (nbytes <= capacity) return;
-  if (data) cudaFree(data);
-  data = nullptr;
-  capacity = 0;
-  const std::size_t rounded = round_up(nbytes, std::size_t{1} << 20);
-  void* p = nullptr;
-  check_cuda(cudaMalloc(&p, rounded), fmt::format("cudaMalloc ({} bytes for GPU decoding)", rounded));
-  data = static_cast<std::byte*>(p);
-  capacity = rounded;
-}
-
-GpuDecodeSink::DeviceBuffer::~DeviceBuffer() {
-  if (data) cudaFree(data);
-}
-
-void GpuDecodeSink::PinnedBuffer::reserve(std::size_t nbytes) {
-  if (nbytes <= capacity) return;
-  if (data) cudaFreeHost(data);
-  data = nullptr;
-  capacity = 0;
-  const std::size_t rounded = round_up(nbytes, std::size_t{64} << 10);
-  void* p = nullptr;
-  check_cuda(cudaHostAlloc(&p, rounded, cudaHostAllocDefault),
-             fmt::format("cudaHostAlloc ({} bytes for GPU decoding tables)", rounded));
-  data = static_cast<std::byte*>(p);
-  capacity = rounded;
-}
-
-GpuDecodeSink::PinnedBuffer::~PinnedBuffer() {
-  if (data) cudaFreeHost(data);
-}
 
 GpuDecodeSink::GpuDecodeSink(DeviceSink& inner, const GpuDecodeRoute& route, std::size_t chunk_bytes,
                              const DeviceSinkOptions& options)
@@ -80,8 +54,8 @@ GpuDecodeSink::~GpuDecodeSink() {
     } catch (const Error&) {
       broken = true;
     }
-    for (auto& worker : workers_)
-      if (!broken && worker.stream && cudaStreamSynchronize(worker.stream) != cudaSuccess) broken = true;
+    for (auto& batch : ring_)
+      if (!broken && batch.stream && cudaStreamSynchronize(batch.stream) != cudaSuccess) broken = true;
     release(broken);
   }
   (void)cudaGetLastError();
@@ -90,189 +64,251 @@ GpuDecodeSink::~GpuDecodeSink() {
 void GpuDecodeSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   inner_.start(workers, max_chunk_bytes);
   use_device(options_.device);
-  workers_ = std::vector<Worker>(std::max(workers, 1u));
-  const std::size_t count = workers_.size();
+  listed_ = std::vector<BloscGpuJobs>(std::max(workers, 1u));
   // Stored bytes of a batch: a share of the staging budget, and at least one chunk that did not
   // compress (a chunk whose stored bytes do not fit is decoded on the CPU).
-  const std::size_t share = std::clamp(options_.staging_bytes / (2 * count), kMinStored, kMaxStored);
+  const std::size_t share = std::clamp(options_.staging_bytes / kBatches, kMinStored, kMaxStored);
   stored_capacity_ = round_up(std::max(share, std::min(chunk_bytes_ + chunk_bytes_ / 64 + kPage, kMaxStoredForOneChunk)), kPage);
-  // Decoded bytes: room for chunks compressed about 4:1 (a batch closes at whichever fills first).
-  decoded_capacity_ = round_up(std::max(4 * stored_capacity_, chunk_bytes_), kAlign);
+  // Decoded bytes: room for chunks compressed about 2:1 (a batch closes at whichever fills first).
+  decoded_capacity_ = round_up(std::max(2 * stored_capacity_, chunk_bytes_), kAlign);
+  table_capacity_ = kTableBytes;
 
   auto& pool = DevicePool::instance();
-  auto streams = pool.acquire_streams(options_.device, count);
-  for (std::size_t w = 0; w < count; ++w) workers_[w].stream = streams[w];
+  auto streams = pool.acquire_streams(options_.device, kBatches);
   cudaStream_t upstream = options_.caller_stream ? options_.caller_stream : cudaStreamLegacy;
   ready_ = pool.acquire_event(options_.device);
   check_cuda(cudaEventRecord(ready_, upstream), "cudaEventRecord (caller's stream)");
   // Pinned as far as the process's pool grants (pinned_policy.hpp), ordinary memory beyond.
-  auto slots = pool.acquire_staging(options_.device, stored_capacity_, 2 * count, pool_budget(options_));
-  for (std::size_t w = 0; w < count; ++w) {
-    check_cuda(cudaStreamWaitEvent(workers_[w].stream, ready_, 0), "cudaStreamWaitEvent");
-    for (std::size_t b = 0; b < 2; ++b) {
-      Batch& batch = workers_[w].batches[b];
-      batch.stored = std::move(slots[2 * w + b]);
-      batch.done = pool.acquire_event(options_.device);
-    }
+  auto stored = pool.acquire_staging(options_.device, stored_capacity_, kBatches, pool_budget(options_));
+  auto tables = pool.acquire_staging(options_.device, table_capacity_, kBatches, pool_budget(options_));
+  for (std::size_t b = 0; b < kBatches; ++b) {
+    Batch& batch = ring_[b];
+    batch.stream = streams[b];
+    batch.stored = std::move(stored[b]);
+    batch.tables = std::move(tables[b]);
+    batch.done = pool.acquire_event(options_.device);
+    check_cuda(cudaStreamWaitEvent(batch.stream, ready_, 0), "cudaStreamWaitEvent");
   }
 }
 
-GpuDecodeSink::Batch& GpuDecodeSink::batch_for(Worker& worker, std::size_t stored) {
-  Batch* batch = &worker.batches[worker.active];
-  retire(worker, *batch);  // its last trip is done and checked before it is filled again
-  const bool fits = batch->stored_end + round_up(stored, 16) <= stored_capacity_ &&
-                    batch->decoded_end + round_up(chunk_bytes_, kAlign) <= decoded_capacity_ &&
-                    batch->entries.size() < kMaxBatchEntries;
-  if (!fits && !batch->empty()) {
-    flush(worker);
-    batch = &worker.batches[worker.active];
-    retire(worker, *batch);
+GpuDecodeSink::Batch* GpuDecodeSink::open_batch_for(std::unique_lock<std::mutex>& lock, std::size_t stored,
+                                                    std::size_t scratch, std::size_t table_bytes) {
+  const std::size_t stored_need = round_up(stored, 16);
+  const std::size_t decoded_need = round_up(chunk_bytes_, kAlign);
+  const std::size_t scratch_need = scratch > 0 ? round_up(scratch, 16) : 0;
+  const std::size_t table_room = table_capacity_ - kTableSegments * 64;
+  for (;;) {
+    Batch& batch = ring_[open_];
+    // Closed by a worker still copying its chunk in: that worker launches it.
+    launched_cv_.wait(lock, [&] { return !batch.closed || failed_.load(); });
+    throw_if_failed();
+    retire(batch);  // its last trip is done and checked before it is filled again
+    throw_if_failed();
+    const bool fits = batch.stored_end + stored_need <= stored_capacity_ &&
+                      batch.decoded_end + decoded_need <= decoded_capacity_ &&
+                      batch.scratch_end + scratch_need <= decoded_capacity_ &&
+                      batch.table_bytes + table_bytes <= table_room && batch.entries.size() < kMaxBatchEntries;
+    if (fits) return &batch;
+    if (batch.empty()) return nullptr;  // more than a whole batch holds: decoded on the CPU
+    batch.closed = true;
+    if (batch.writers == 0) launch(batch);
+    open_ = (open_ + 1) % kBatches;
   }
-  return *batch;
 }
 
 bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byte> stored, const ChunkBox& box,
                                  std::string_view where) {
   throw_if_failed();
   if (stored.size() > stored_capacity_) return false;
-  // Planned on the host from the reader's bytes: a chunk refused here costs nothing on the GPU.
+  // Planned and listed on the worker, before the lock: a chunk refused here costs nothing on the
+  // GPU, and the per-chunk host work runs on every worker at once.
   const GpuChunkPlan chunk_plan = plan_gpu_chunk(route_.codec, stored, chunk_bytes_);
   if (!chunk_plan.accepted) return false;
-  const portable::BloscFrame& frame = chunk_plan.frame;
-
-  use_device(options_.device);
-  Worker& worker = workers_[worker_index];
-  Batch& batch = batch_for(worker, stored.size());
-  throw_if_failed();
-
-  const std::size_t at = batch.stored_end;
-  const std::size_t decoded_at = batch.decoded_end;
-  Pending pending;
-  pending.where = std::string(where);
-  pending.codec = route_.codec;
-  pending.decoded = chunk_bytes_;
+  BloscGpuJobs& listed = listed_[worker_index];
+  listed.clear();
+  std::uint64_t chunk_scratch = 0;
+  std::size_t table_bytes = sizeof(BatchEntry);
   switch (route_.codec) {
     case GpuCodec::blosc: {
-      // One job per stream, listed from the stream size fields; a frame whose fields do not hold
-      // lists none and is left to the CPU (which names the damage).
-      pending.first_job = static_cast<std::uint32_t>(batch.blosc_jobs.streams.size());
+      // One job per stream, listed from the stream size fields at offset 0 (moved to the chunk's
+      // place below); a frame whose fields do not hold lists none and is left to the CPU (which
+      // names the damage).
       const auto* bytes = reinterpret_cast<const std::uint8_t*>(stored.data());
-      if (append_blosc_jobs(frame, {bytes, stored.size()}, at, decoded_at, batch.scratch_end, batch.blosc_jobs) !=
+      if (append_blosc_jobs(chunk_plan.frame, {bytes, stored.size()}, 0, 0, chunk_scratch, listed) !=
           portable::DecodeStatus::ok)
         return false;
-      pending.jobs = static_cast<std::uint32_t>(batch.blosc_jobs.streams.size() - pending.first_job);
+      table_bytes += listed.streams.size() * (sizeof(GpuBloscStreamJob) + sizeof(portable::DecodeStatus)) +
+                     listed.unshuffles.size() * sizeof(GpuUnshuffleJob);
       break;
     }
-    case GpuCodec::lz4: {
-      pending.first_job = static_cast<std::uint32_t>(batch.lz4_jobs.size());
-      pending.jobs = 1;
-      GpuDecodeJob job;
-      job.src_offset = at + 4;
-      job.src_size = stored.size() - 4;
-      job.dst_offset = decoded_at;
-      job.dst_capacity = chunk_bytes_;
-      batch.lz4_jobs.push_back(job);
+    case GpuCodec::lz4:
+      table_bytes += sizeof(GpuDecodeJob) + sizeof(portable::DecodeOutcome);
       break;
-    }
     // Codec slot (zstd): one GpuDecodeJob per frame into its own table, as lz4.
     case GpuCodec::zstd:
     case GpuCodec::none:
-      break;
+      return false;
   }
-  std::memcpy(batch.stored->host + at, stored.data(), stored.size());
-  batch.stored_end = at + round_up(stored.size(), 16);
-  batch.decoded_end = decoded_at + round_up(chunk_bytes_, kAlign);
-  batch.pending.push_back(std::move(pending));
 
-  if (box.num_elements() > 0) {
-    const DestinationLayout& dest = inner_.destination();
-    std::byte* dst = dest.address_of(box.offset_in_dest);
-    // The decode buffer starts 256-byte aligned (cudaMalloc), so offsets stand for addresses.
-    const StoredBoxPlan plan = plan_stored_box_copy(box, dest, layout_, decoded_at, address(dst));
-    if (auto entry = batch_entry_of(plan.plan)) {
-      entry->src_offset = decoded_at + plan.src_offset;
-      entry->dst = address(dst);
-      batch.entries.push_back(*entry);
-      batch.max_units = std::max(batch.max_units, entry->count);
-    } else {
-      batch.alone.push_back({plan.plan, {decoded_at + plan.src_offset, dst}});
+  use_device(options_.device);
+  Batch* batch = nullptr;
+  std::size_t at = 0;
+  {
+    std::unique_lock lock(mutex_);
+    batch = open_batch_for(lock, stored.size(), chunk_scratch, table_bytes);
+    if (!batch) return false;
+    at = batch->stored_end;
+    const std::size_t decoded_at = batch->decoded_end;
+    Pending pending;
+    pending.where = std::string(where);
+    pending.codec = route_.codec;
+    pending.decoded = chunk_bytes_;
+    // The placement first: the only step that can throw, before anything is appended.
+    std::optional<BatchEntry> entry;
+    std::optional<AloneCopy> alone;
+    if (box.num_elements() > 0) {
+      const DestinationLayout& dest = inner_.destination();
+      std::byte* dst = dest.address_of(box.offset_in_dest);
+      // The decode buffer starts 256-byte aligned (cudaMalloc), so offsets stand for addresses.
+      const StoredBoxPlan plan = plan_stored_box_copy(box, dest, layout_, decoded_at, address(dst));
+      if ((entry = batch_entry_of(plan.plan))) {
+        entry->src_offset = decoded_at + plan.src_offset;
+        entry->dst = address(dst);
+      } else {
+        alone = AloneCopy{plan.plan, decoded_at + plan.src_offset, dst};
+      }
     }
+    if (route_.codec == GpuCodec::blosc) {
+      pending.first_job = static_cast<std::uint32_t>(batch->blosc_jobs.streams.size());
+      pending.jobs = static_cast<std::uint32_t>(listed.streams.size());
+      for (GpuBloscStreamJob job : listed.streams) {
+        job.src_offset += at;
+        job.dst_offset += job.to_scratch ? batch->scratch_end : decoded_at;
+        batch->blosc_jobs.streams.push_back(job);
+      }
+      for (GpuUnshuffleJob job : listed.unshuffles) {
+        job.scratch_offset += batch->scratch_end;
+        job.dst_offset += decoded_at;
+        batch->blosc_jobs.unshuffles.push_back(job);
+      }
+      batch->scratch_end += chunk_scratch > 0 ? round_up(chunk_scratch, 16) : 0;
+    } else {
+      pending.first_job = static_cast<std::uint32_t>(batch->lz4_jobs.size());
+      pending.jobs = 1;
+      GpuDecodeJob job;
+      job.src_offset = at + 4;  // after numcodecs' size header
+      job.src_size = stored.size() - 4;
+      job.dst_offset = decoded_at;
+      job.dst_capacity = chunk_bytes_;
+      batch->lz4_jobs.push_back(job);
+    }
+    if (entry) {
+      batch->entries.push_back(*entry);
+      batch->max_units = std::max(batch->max_units, entry->count);
+    }
+    if (alone) batch->alone.push_back(*alone);
+    batch->pending.push_back(std::move(pending));
+    batch->stored_end = at + round_up(stored.size(), 16);
+    batch->decoded_end = decoded_at + round_up(chunk_bytes_, kAlign);
+    batch->table_bytes += table_bytes;
+    ++batch->writers;
+  }
+  // The copy into pinned memory, the bulk of the host's work per chunk, runs unlocked.
+  std::memcpy(batch->stored->host + at, stored.data(), stored.size());
+  {
+    std::unique_lock lock(mutex_);
+    --batch->writers;
+    if (batch->closed && batch->writers == 0) launch(*batch);
   }
   return true;
 }
 
-void GpuDecodeSink::flush(Worker& worker) {
-  Batch& batch = worker.batches[worker.active];
-  if (batch.empty()) return;
-  // Tables up: [lz4 jobs][blosc stream jobs][unshuffle jobs][entries]; statuses back: [lz4
-  // outcomes][blosc stream statuses].
-  const std::vector<GpuBloscStreamJob>& streams = batch.blosc_jobs.streams;
-  const std::vector<GpuUnshuffleJob>& unshuffles = batch.blosc_jobs.unshuffles;
-  const std::size_t lz4_at = 0;
-  const std::size_t blosc_at = round_up(lz4_at + batch.lz4_jobs.size() * sizeof(GpuDecodeJob), 64);
-  const std::size_t unshuffle_at = round_up(blosc_at + streams.size() * sizeof(GpuBloscStreamJob), 64);
-  const std::size_t entries_at = round_up(unshuffle_at + unshuffles.size() * sizeof(GpuUnshuffleJob), 64);
-  const std::size_t upload = entries_at + batch.entries.size() * sizeof(BatchEntry);
-  batch.outcomes_at = round_up(upload, 64);
-  batch.statuses_at = round_up(batch.outcomes_at + batch.lz4_jobs.size() * sizeof(portable::DecodeOutcome), 64);
-  const std::size_t total = batch.statuses_at + streams.size() * sizeof(portable::DecodeStatus);
-  batch.tables_host.reserve(total);
-  batch.tables.reserve(total);
-  batch.decoded.reserve(batch.decoded_end);
-  if (batch.scratch_end > 0) batch.scratch.reserve(batch.scratch_end);
-  std::byte* host = batch.tables_host.data;
-  if (!batch.lz4_jobs.empty())
-    std::memcpy(host + lz4_at, batch.lz4_jobs.data(), batch.lz4_jobs.size() * sizeof(GpuDecodeJob));
-  if (!streams.empty()) std::memcpy(host + blosc_at, streams.data(), streams.size() * sizeof(GpuBloscStreamJob));
-  if (!unshuffles.empty())
-    std::memcpy(host + unshuffle_at, unshuffles.data(), unshuffles.size() * sizeof(GpuUnshuffleJob));
-  if (!batch.entries.empty())
-    std::memcpy(host + entries_at, batch.entries.data(), batch.entries.size() * sizeof(BatchEntry));
+void GpuDecodeSink::launch(Batch& batch) {
+  try {
+    // Tables up: [lz4 jobs][blosc stream jobs][unshuffle jobs][entries]; statuses back: [lz4
+    // outcomes][blosc stream statuses].
+    const std::vector<GpuBloscStreamJob>& streams = batch.blosc_jobs.streams;
+    const std::vector<GpuUnshuffleJob>& unshuffles = batch.blosc_jobs.unshuffles;
+    const std::size_t lz4_at = 0;
+    const std::size_t blosc_at = round_up(lz4_at + batch.lz4_jobs.size() * sizeof(GpuDecodeJob), 64);
+    const std::size_t unshuffle_at = round_up(blosc_at + streams.size() * sizeof(GpuBloscStreamJob), 64);
+    const std::size_t entries_at = round_up(unshuffle_at + unshuffles.size() * sizeof(GpuUnshuffleJob), 64);
+    const std::size_t upload = entries_at + batch.entries.size() * sizeof(BatchEntry);
+    batch.outcomes_at = round_up(upload, 64);
+    batch.statuses_at = round_up(batch.outcomes_at + batch.lz4_jobs.size() * sizeof(portable::DecodeOutcome), 64);
+    const std::size_t total = batch.statuses_at + streams.size() * sizeof(portable::DecodeStatus);
+    if (total > table_capacity_)  // open_batch_for keeps every batch within it
+      throw Error(ErrorKind::invalid_argument, fmt::format("GPU decode batch tables: {} bytes past {}", total, table_capacity_));
+    auto& pool = DevicePool::instance();
+    if (!batch.decoded) batch.decoded = pool.acquire_device_block(options_.device, decoded_capacity_);
+    if (batch.scratch_end > 0 && !batch.scratch)
+      batch.scratch = pool.acquire_device_block(options_.device, decoded_capacity_);
+    std::byte* host = batch.tables->host;
+    if (!batch.lz4_jobs.empty())
+      std::memcpy(host + lz4_at, batch.lz4_jobs.data(), batch.lz4_jobs.size() * sizeof(GpuDecodeJob));
+    if (!streams.empty()) std::memcpy(host + blosc_at, streams.data(), streams.size() * sizeof(GpuBloscStreamJob));
+    if (!unshuffles.empty())
+      std::memcpy(host + unshuffle_at, unshuffles.data(), unshuffles.size() * sizeof(GpuUnshuffleJob));
+    if (!batch.entries.empty())
+      std::memcpy(host + entries_at, batch.entries.data(), batch.entries.size() * sizeof(BatchEntry));
 
-  cudaStream_t stream = worker.stream;
-  std::byte* tables = batch.tables.data;
-  auto* src = reinterpret_cast<const std::uint8_t*>(batch.stored->scratch());
-  auto* dst = reinterpret_cast<std::uint8_t*>(batch.decoded.data);
-  check_cuda(cudaMemcpyAsync(batch.stored->scratch(), batch.stored->host, batch.stored_end, cudaMemcpyHostToDevice, stream),
-             "cudaMemcpyAsync (stored chunks to the device)");
-  check_cuda(cudaMemcpyAsync(tables, host, upload, cudaMemcpyHostToDevice, stream),
-             "cudaMemcpyAsync (decode tables to the device)");
-  auto* scratch = reinterpret_cast<std::uint8_t*>(batch.scratch.data);
-  check_cuda(launch_lz4_warp_decode(reinterpret_cast<const GpuDecodeJob*>(tables + lz4_at),
-                                    static_cast<std::uint32_t>(batch.lz4_jobs.size()), src, dst,
-                                    reinterpret_cast<portable::DecodeOutcome*>(tables + batch.outcomes_at), stream),
-             "lz4 decode kernel launch");
-  check_cuda(launch_blosc_stream_decode(reinterpret_cast<const GpuBloscStreamJob*>(tables + blosc_at),
-                                        static_cast<std::uint32_t>(streams.size()), src, dst, scratch,
-                                        reinterpret_cast<portable::DecodeStatus*>(tables + batch.statuses_at), stream),
-             "blosc stream decode kernel launch");
-  // After every stream of the batch (same stream, next launch): shuffled blocks are complete.
-  check_cuda(launch_blosc_unshuffle(reinterpret_cast<const GpuUnshuffleJob*>(tables + unshuffle_at),
-                                    static_cast<std::uint32_t>(unshuffles.size()), scratch, dst, stream),
-             "blosc unshuffle kernel launch");
-  // Codec slot (zstd): launch_zstd_decode(jobs, count, src, dst, outcomes, stream) here, with its
-  // jobs and outcomes in the tables as lz4's.
-  check_cuda(launch_batch(reinterpret_cast<const BatchEntry*>(tables + entries_at), batch.entries.size(),
-                          batch.max_units, batch.decoded.data, stream),
-             "placement kernel launch (GPU-decoded chunks)");
-  for (const auto& [plan, where] : batch.alone)
-    check_cuda(launch_copy(plan, batch.decoded.data + where.first, where.second, stream),
-               "scatter kernel launch (GPU-decoded chunk)");
-  if (total > batch.outcomes_at)
-    check_cuda(cudaMemcpyAsync(host + batch.outcomes_at, tables + batch.outcomes_at, total - batch.outcomes_at,
-                               cudaMemcpyDeviceToHost, stream),
-               "cudaMemcpyAsync (decode statuses to the host)");
-  check_cuda(cudaEventRecord(batch.done, stream), "cudaEventRecord (decode batch)");
+    cudaStream_t stream = batch.stream;
+    std::byte* tables = batch.tables->scratch();
+    std::byte* decoded = batch.decoded->data;
+    auto* src = reinterpret_cast<const std::uint8_t*>(batch.stored->scratch());
+    auto* dst = reinterpret_cast<std::uint8_t*>(decoded);
+    auto* scratch = batch.scratch ? reinterpret_cast<std::uint8_t*>(batch.scratch->data) : nullptr;
+    check_cuda(cudaMemcpyAsync(batch.stored->scratch(), batch.stored->host, batch.stored_end, cudaMemcpyHostToDevice,
+                               stream),
+               "cudaMemcpyAsync (stored chunks to the device)");
+    check_cuda(cudaMemcpyAsync(tables, host, upload, cudaMemcpyHostToDevice, stream),
+               "cudaMemcpyAsync (decode tables to the device)");
+    if (!batch.lz4_jobs.empty())
+      check_cuda(launch_lz4_warp_decode(reinterpret_cast<const GpuDecodeJob*>(tables + lz4_at),
+                                        static_cast<std::uint32_t>(batch.lz4_jobs.size()), src, dst,
+                                        reinterpret_cast<portable::DecodeOutcome*>(tables + batch.outcomes_at), stream),
+                 "lz4 decode kernel launch");
+    if (!streams.empty())
+      check_cuda(launch_blosc_stream_decode(reinterpret_cast<const GpuBloscStreamJob*>(tables + blosc_at),
+                                            static_cast<std::uint32_t>(streams.size()), src, dst, scratch,
+                                            reinterpret_cast<portable::DecodeStatus*>(tables + batch.statuses_at), stream),
+                 "blosc stream decode kernel launch");
+    // After every stream of the batch (same stream, next launch): shuffled blocks are complete.
+    if (!unshuffles.empty())
+      check_cuda(launch_blosc_unshuffle(reinterpret_cast<const GpuUnshuffleJob*>(tables + unshuffle_at),
+                                        static_cast<std::uint32_t>(unshuffles.size()), scratch, dst, stream),
+                 "blosc unshuffle kernel launch");
+    // Codec slot (zstd): launch_zstd_decode(jobs, count, src, dst, outcomes, stream) here, with its
+    // jobs and outcomes in the tables as lz4's.
+    if (!batch.entries.empty())
+      check_cuda(launch_batch(reinterpret_cast<const BatchEntry*>(tables + entries_at), batch.entries.size(),
+                              batch.max_units, decoded, stream),
+                 "placement kernel launch (GPU-decoded chunks)");
+    for (const AloneCopy& copy : batch.alone)
+      check_cuda(launch_copy(copy.plan, decoded + copy.src_offset, copy.dst, stream),
+                 "scatter kernel launch (GPU-decoded chunk)");
+    if (total > batch.outcomes_at)
+      check_cuda(cudaMemcpyAsync(host + batch.outcomes_at, tables + batch.outcomes_at, total - batch.outcomes_at,
+                                 cudaMemcpyDeviceToHost, stream),
+                 "cudaMemcpyAsync (decode statuses to the host)");
+    check_cuda(cudaEventRecord(batch.done, stream), "cudaEventRecord (decode batch)");
+  } catch (const Error& error) {
+    // Workers waiting for this batch to leave must not wait forever.
+    record(error);
+    launched_cv_.notify_all();
+    throw;
+  }
+  batch.closed = false;
   batch.in_flight = true;
-  ++worker.launched;
-  worker.active ^= 1;
+  ++launched_;
+  launched_cv_.notify_all();
 }
 
-void GpuDecodeSink::retire(Worker& worker, Batch& batch) {
+void GpuDecodeSink::retire(Batch& batch) {
   if (!batch.in_flight) return;
   batch.in_flight = false;
   check_cuda(cudaEventSynchronize(batch.done), "cudaEventSynchronize (decode batch)");
-  const std::byte* host = batch.tables_host.data;
+  const std::byte* host = batch.tables->host;
   for (const Pending& pending : batch.pending) {
     portable::DecodeStatus status = portable::DecodeStatus::ok;
     if (pending.codec == GpuCodec::lz4) {  // codec slot (zstd): checked the same way, from its outcomes
@@ -290,8 +326,8 @@ void GpuDecodeSink::retire(Worker& worker, Batch& batch) {
                                                         route_.compressor, portable::describe(status))));
       continue;
     }
-    ++worker.chunks;
-    worker.bytes += pending.decoded;
+    ++chunks_;
+    bytes_ += pending.decoded;
   }
   batch.pending.clear();
   batch.lz4_jobs.clear();
@@ -302,6 +338,7 @@ void GpuDecodeSink::retire(Worker& worker, Batch& batch) {
   batch.stored_end = 0;
   batch.decoded_end = 0;
   batch.scratch_end = 0;
+  batch.table_bytes = 0;
 }
 
 void GpuDecodeSink::record(Error error) {
@@ -317,29 +354,27 @@ void GpuDecodeSink::throw_if_failed() {
 }
 
 SinkDecodeCounts GpuDecodeSink::sink_decoded() const {
+  std::lock_guard lock(mutex_);
   SinkDecodeCounts counts;
-  for (const auto& worker : workers_) {
-    counts.chunks += worker.chunks;
-    counts.bytes += worker.bytes;
-  }
+  counts.chunks = chunks_;
+  counts.bytes = bytes_;
   return counts;
 }
 
 std::size_t GpuDecodeSink::batches_launched() const {
-  std::size_t n = 0;
-  for (const auto& worker : workers_) n += worker.launched;
-  return n;
+  std::lock_guard lock(mutex_);
+  return launched_;
 }
 
 void GpuDecodeSink::finish() {
   std::exception_ptr failure;
   try {
     use_device(options_.device);
-    for (auto& worker : workers_) {
-      if (!worker.stream) continue;
-      flush(worker);
-      for (auto& batch : worker.batches) retire(worker, batch);
-    }
+    std::unique_lock lock(mutex_);
+    // Every worker is done: no batch has writers, and a closed one was launched by its last.
+    Batch& open = ring_[open_];
+    if (!open.empty() && !open.in_flight && !failed_) launch(open);
+    for (std::size_t k = 1; k <= kBatches; ++k) retire(ring_[(open_ + k) % kBatches]);  // in launch order
   } catch (...) {
     failure = std::current_exception();
   }
@@ -349,8 +384,8 @@ void GpuDecodeSink::finish() {
     if (!failure) failure = std::current_exception();
   }
   bool broken = false;
-  for (auto& worker : workers_)
-    if (worker.stream && cudaStreamSynchronize(worker.stream) != cudaSuccess) broken = true;
+  for (auto& batch : ring_)
+    if (batch.stream && cudaStreamSynchronize(batch.stream) != cudaSuccess) broken = true;
   finished_ = true;
   release(broken);
   if (failure) std::rethrow_exception(failure);
@@ -360,33 +395,30 @@ void GpuDecodeSink::finish() {
 
 void GpuDecodeSink::release(bool broken) {
   std::vector<SlotPtr> slots;
+  std::vector<DeviceBlockPtr> blocks;
   std::vector<cudaStream_t> streams;
   std::vector<cudaEvent_t> events;
   if (ready_) events.push_back(ready_);
   ready_ = nullptr;
-  for (auto& worker : workers_) {
-    for (auto& batch : worker.batches) {
-      if (batch.stored) slots.push_back(std::move(batch.stored));
-      if (batch.done) events.push_back(batch.done);
-      batch.done = nullptr;
-      if (broken) {
-        // The GPU failed: its work may still reference these. Leak rather than free under it.
-        batch.decoded.data = nullptr;
-        batch.scratch.data = nullptr;
-        batch.tables.data = nullptr;
-        batch.tables_host.data = nullptr;
-      }
-    }
-    if (worker.stream) streams.push_back(worker.stream);
-    worker.stream = nullptr;
+  for (auto& batch : ring_) {
+    if (batch.stored) slots.push_back(std::move(batch.stored));
+    if (batch.tables) slots.push_back(std::move(batch.tables));
+    if (batch.decoded) blocks.push_back(std::move(batch.decoded));
+    if (batch.scratch) blocks.push_back(std::move(batch.scratch));
+    if (batch.done) events.push_back(batch.done);
+    batch.done = nullptr;
+    if (batch.stream) streams.push_back(batch.stream);
+    batch.stream = nullptr;
   }
   auto& pool = DevicePool::instance();
   if (broken) {
-    // Leaked with the slots: their work may still be queued.
+    // The GPU failed: its work may still reference these. Leak rather than free under it.
     pool.forget_slots(std::move(slots));
+    for (auto& block : blocks) (void)block.release();
     return;
   }
   pool.release_slots(std::move(slots), pool_budget(options_));
+  pool.release_device_blocks(std::move(blocks));
   pool.release_streams(options_.device, std::move(streams));
   // The streams have drained: nothing waits on these events any more.
   for (cudaEvent_t event : events) pool.release_event(options_.device, event);

@@ -10,16 +10,23 @@
 // frame it cannot plan, a size header that is not the chunk's) is left to the reader, which
 // decodes it on the CPU: per chunk, mixed within one read.
 //
-// A full batch (or finish()) goes to the GPU on the worker's stream: one copy of the stored bytes,
-// one of the tables, one decode launch per codec (one warp per lz4 chunk or blosc stream:
-// lz4_warp_kernels.cuh) and one unshuffle launch, one placement launch (plus single-box copies for
-// boxes a table entry cannot hold), and one copy of the jobs' statuses back. Each worker has two
-// batches: it fills one while the other is on the GPU, and before refilling a batch it waits for
-// that batch's event and checks every job's status. A job that is not `ok` fails the read with
-// Error(corrupt_data) naming the chunk (at the next place_stored() of that worker, as
-// EarlierChunkError, or at finish()). Decoders write only inside their chunk's slot of the decode
-// buffer, and placement entries come from the boxes alone, so hostile bytes never write outside
-// the destination region (a failed read leaves that region undefined, as on the CPU path).
+// Batches are shared by all the read's workers, so that one launch decodes the chunks of many
+// workers at once: a warp decodes one lz4 chunk or blosc stream, and the kernels reach their
+// speed only with thousands of jobs in flight (docs/BENCHMARKS.md: per-worker batches of a few
+// chunks ran at 1-18% of the kernels' rate). A worker lists its chunk's jobs on its own, then
+// under the sink's lock reserves the chunk's place in the open batch and appends them, then copies
+// the chunk's bytes in outside the lock. A batch that is full is closed; the last worker still
+// copying into it launches it on the batch's own stream: one copy of the stored bytes, one of the
+// tables, one decode launch per codec (lz4_warp_kernels.cuh), one unshuffle launch, one placement
+// launch (plus single-box copies for boxes a table entry cannot hold), and one copy of the jobs'
+// statuses back. kBatches batches turn in a ring, so several are on the GPU at once while the
+// workers fill the next; a batch is retired (its event waited for, every job's status checked)
+// before it is filled again. A job that is not `ok` fails the read with Error(corrupt_data)
+// naming the chunk (at a later place_stored(), as EarlierChunkError, or at finish()). Decoders
+// write only inside their chunk's slot of the decode buffer, and placement entries come from the
+// boxes alone, so hostile bytes never write outside the destination region (a failed read leaves
+// that region undefined, as on the CPU path). Pinned and device buffers come from DevicePool and
+// go back to it, so a read after the first allocates nothing.
 //
 // Adding a codec (zstd): see the "codec slot" comments in gpu_decode_sink.cpp.
 #pragma once
@@ -28,6 +35,7 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -69,20 +77,10 @@ class GpuDecodeSink final : public ChunkSink {
   // Batches sent to the GPU so far, for tests.
   std::size_t batches_launched() const;
 
+  // Batches in the ring: enough to keep the GPU decoding some while the workers fill others.
+  static constexpr std::size_t kBatches = 4;
+
  private:
-  // Device memory that grows (freed and allocated again) when a batch needs more.
-  struct DeviceBuffer {
-    std::byte* data = nullptr;
-    std::size_t capacity = 0;
-    void reserve(std::size_t nbytes);
-    ~DeviceBuffer();
-  };
-  struct PinnedBuffer {
-    std::byte* data = nullptr;
-    std::size_t capacity = 0;
-    void reserve(std::size_t nbytes);
-    ~PinnedBuffer();
-  };
   // One chunk of a batch: what to check after the batch ran.
   struct Pending {
     std::string where;
@@ -91,43 +89,46 @@ class GpuDecodeSink final : public ChunkSink {
     std::uint32_t jobs = 0;
     std::uint64_t decoded = 0;    // bytes the chunk must decode to
   };
+  // A box a placement entry cannot hold, copied by its own launch.
+  struct AloneCopy {
+    CopyPlan plan;
+    std::uint64_t src_offset = 0;  // in the decode buffer
+    std::byte* dst = nullptr;
+  };
   struct Batch {
-    SlotPtr stored;  // pinned host bytes and their device copy (scratch)
-    DeviceBuffer decoded;
-    DeviceBuffer scratch;  // blosc blocks' unshuffle scratch
-    DeviceBuffer tables;
-    PinnedBuffer tables_host;  // tables on the way up, statuses on the way back
+    SlotPtr stored;  // pinned stored bytes and their device copy (the slot's scratch)
+    SlotPtr tables;  // pinned tables up and statuses back, and their device copy
+    DeviceBlockPtr decoded;  // taken from the pool at the first launch
+    DeviceBlockPtr scratch;  // blosc blocks' unshuffle scratch, likewise
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
     std::size_t stored_end = 0;
     std::size_t decoded_end = 0;
     std::size_t scratch_end = 0;
+    std::size_t table_bytes = 0;  // what the tables and statuses take, padding included
     std::vector<GpuDecodeJob> lz4_jobs;
     BloscGpuJobs blosc_jobs;
     std::vector<BatchEntry> entries;
     std::uint32_t max_units = 0;
-    std::vector<std::pair<CopyPlan, std::pair<std::uint64_t, std::byte*>>> alone;  // plan, source offset, destination
+    std::vector<AloneCopy> alone;
     std::vector<Pending> pending;
-    // Offsets in tables_host of the statuses copied back (valid while in flight).
+    // Offsets in the tables slot of the statuses copied back (valid while in flight).
     std::size_t outcomes_at = 0;
     std::size_t statuses_at = 0;
-    cudaEvent_t done = nullptr;
-    bool in_flight = false;
+    unsigned writers = 0;    // workers copying a chunk's bytes in, outside the lock
+    bool closed = false;     // full: launched by its last writer
+    bool in_flight = false;  // launched, not yet retired
     bool empty() const { return pending.empty(); }
   };
-  struct alignas(64) Worker {
-    cudaStream_t stream = nullptr;
-    std::array<Batch, 2> batches;
-    std::size_t active = 0;
-    std::size_t launched = 0;
-    std::uint64_t chunks = 0;
-    std::uint64_t bytes = 0;
-  };
-
-  // The active batch, retired if it was in flight, with room for a chunk of `stored` bytes;
-  // flushes (and switches batches) when it has none.
-  Batch& batch_for(Worker& worker, std::size_t stored);
-  void flush(Worker& worker);
-  // Waits for a batch sent earlier and checks its statuses (records the first failure).
-  void retire(Worker& worker, Batch& batch);
+  // Reserves room for a chunk (stored bytes, scratch, table bytes) in the open batch, closing
+  // full batches and retiring those whose ring turn has come; nullptr when no batch could ever hold
+  // it. Called with the lock held (it may wait on `lock`).
+  Batch* open_batch_for(std::unique_lock<std::mutex>& lock, std::size_t stored, std::size_t scratch,
+                        std::size_t table_bytes);
+  // Sends a batch to the GPU (lock held).
+  void launch(Batch& batch);
+  // Waits for a batch sent earlier and checks its statuses, recording the first failure (lock held).
+  void retire(Batch& batch);
   void record(Error error);
   void throw_if_failed();
   void release(bool broken);
@@ -138,8 +139,16 @@ class GpuDecodeSink final : public ChunkSink {
   std::size_t chunk_bytes_;
   DeviceSinkOptions options_;
   std::size_t stored_capacity_ = 0;   // pinned bytes of one batch's stored chunks
-  std::size_t decoded_capacity_ = 0;  // decoded bytes of one batch
-  std::vector<Worker> workers_;
+  std::size_t decoded_capacity_ = 0;  // decoded bytes of one batch (and its scratch)
+  std::size_t table_capacity_ = 0;    // pinned bytes of one batch's tables
+  std::vector<BloscGpuJobs> listed_;  // per worker: a chunk's jobs, listed before the lock
+  mutable std::mutex mutex_;          // guards the ring, the counts and every batch's lists
+  std::condition_variable launched_cv_;
+  std::array<Batch, kBatches> ring_;
+  std::size_t open_ = 0;
+  std::size_t launched_ = 0;
+  std::uint64_t chunks_ = 0;
+  std::uint64_t bytes_ = 0;
   cudaEvent_t ready_ = nullptr;
   std::atomic<bool> failed_{false};
   std::mutex error_mutex_;
