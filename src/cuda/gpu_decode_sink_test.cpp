@@ -259,7 +259,8 @@ TEST(GpuDecode, CpuSettingAndAutoChooseAsTheTableSays) {
   EXPECT_GT(cpu.chunks_decoded_cpu, 0u);
   ReadStats automatic;
   device_read(c.array, region, shape, with_decode(DecodeSide::automatic), &automatic);
-  EXPECT_EQ(automatic.chunks_decoded_gpu, 0u) << "auto: blosc-lz4 on the CPU until the GPU measures faster";
+  EXPECT_EQ(automatic.chunks_decoded_gpu, automatic.chunks_total - automatic.chunks_missing)
+      << "auto: blosc-lz4 on the GPU, where it measured faster";
 }
 
 void overwrite(const std::filesystem::path& file, const std::function<void(std::vector<char>&)>& edit) {

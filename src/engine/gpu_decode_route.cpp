@@ -22,10 +22,12 @@ struct GpuCodecRow {
   bool automatic;
 };
 constexpr GpuCodecRow kGpuCodecTable[] = {
-    // Not automatic: the first kernels (one thread per lz4 chunk or blosc block) measured 30-80x
-    // slower than the CPU on the H200 (bench/decode_bench.sh; docs/BENCHMARKS.md, session 8).
+    // numcodecs lz4 is one LZ4 block per chunk, so a read gives a warp per chunk (tens at once):
+    // 6.2-15.4 GB/s on the H100 against 24.6 on 16 cores (bench/decode_bench.sh, session 11).
     {GpuCodec::lz4, "lz4", true, false},
-    {GpuCodec::blosc, "blosc-lz4", true, false},
+    // blosc frames give a warp per stream (thousands per batch): 39.9 GB/s against 24.8 on 16
+    // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11).
+    {GpuCodec::blosc, "blosc-lz4", true, true},
     {GpuCodec::zstd, "zstd", false, false},
 };
 
