@@ -40,10 +40,33 @@ def test_blocks_default_to_shards_and_read_the_array(sharded) -> None:
     np.testing.assert_array_equal(x[3:40, 7, ::5].compute(scheduler="sync"), expected[3:40, 7, ::5])
 
 
-def test_blocks_default_to_chunks_when_unsharded_and_follow_chunks_argument(tmp_path) -> None:
+def test_unsharded_blocks_default_to_whole_chunks_about_the_dask_chunk_size(tmp_path) -> None:
     expected = source_data()
     array = zarrdirect.save(tmp_path / "p.zarr", expected, chunks=(10, 25, 12), codec="raw")
     x = zd.from_zarr(array)  # an Array works as well as its path
+    assert x.chunks == tuple((n,) for n in expected.shape)  # the whole array is far below 128 MiB
+    chunk_bytes = 10 * 25 * 12 * expected.itemsize
+    with dask.config.set({"array.chunk-size": f"{chunk_bytes}B"}):
+        assert zd.from_zarr(array).chunks == ((10, 10, 10, 10, 5), (25, 25), (12,))
+    with dask.config.set({"array.chunk-size": f"{4 * chunk_bytes}B"}):
+        grown = zd.from_zarr(array).chunks
+    for sizes, unit in zip(grown, (10, 25, 12)):
+        assert all(size % unit == 0 for size in sizes[:-1]), grown  # never splits a chunk
+    assert max(np.prod([max(sizes) for sizes in grown]), 0) * expected.itemsize <= 4 * chunk_bytes
+    assert sum(len(sizes) for sizes in grown) < 5 + 2 + 1
+    np.testing.assert_array_equal(zd.from_zarr(array).compute(), expected)
+    # A 4 GiB array of 4 MiB chunks: about a hundred blocks of about 100 MiB, not 1,024.
+    big = zarrdirect.create(tmp_path / "big.zarr", shape=(1024, 1024, 2048), dtype="uint16",
+                            chunks=(128, 128, 128))
+    blocks = zd.from_zarr(big).chunks
+    assert all(size % 128 == 0 for sizes in blocks for size in sizes)
+    assert 8 <= np.prod([len(sizes) for sizes in blocks]) <= 128, blocks
+
+
+def test_blocks_follow_the_chunks_argument(tmp_path) -> None:
+    expected = source_data()
+    array = zarrdirect.save(tmp_path / "p.zarr", expected, chunks=(10, 25, 12), codec="raw")
+    x = zd.from_zarr(array, chunks=zd.storage_chunks(array))
     assert x.chunks == ((10, 10, 10, 10, 5), (25, 25), (12,))
     y = zd.from_zarr(tmp_path / "p.zarr", chunks=(7, 50, 5))
     assert y.chunks[0] == (7,) * 6 + (3,) and y.chunks[2] == (5, 5, 2)
@@ -83,8 +106,9 @@ def test_names_follow_the_stored_data(sharded) -> None:
 def test_multiscale_level(tmp_path) -> None:
     level0 = source_data((2, 24, 32))
     write_ome_image(tmp_path / "img", level0, chunks=(1, 8, 8))
-    x = zd.from_zarr(tmp_path / "img", level=1)
+    x = zd.from_zarr(tmp_path / "img", level=1, chunks=(1, 8, 8))
     assert x.shape == (2, 12, 16) and x.chunks == ((1, 1), (8, 4), (8, 8))
+    assert zd.from_zarr(tmp_path / "img", level=1).chunks == ((2,), (12,), (16,))  # one small block
     np.testing.assert_array_equal(x.compute(), level0[:, ::2, ::2])
     image = zarrdirect.open_multiscale(tmp_path / "img")
     np.testing.assert_array_equal(zd.from_zarr(image).compute(), level0)
