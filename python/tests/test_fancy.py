@@ -51,8 +51,11 @@ def test_mixes_numpy_reads_otherwise_are_refused(array: zarrdirect.Array, key) -
 @pytest.mark.parametrize(
     "key, words",
     [([0, 7], "out of bounds for axis 0"), ((1, [9]), "out of bounds for axis 1"), ([0.5], "integer"),
-     (np.ones(6, dtype=bool), "boolean index did not match"), (MASK_ALL[:, :, :3], "boolean index did not match")],
-    ids=["past-end", "past-end-axis-1", "float", "short-mask", "mask-shape"],
+     (np.ones(6, dtype=bool), "boolean index did not match"), (MASK_ALL[:, :, :3], "boolean index did not match"),
+     (np.array([]), "integer"), ((np.array([], dtype=np.float32), 2, 0), "integer"),
+     (np.array([1], dtype="m8[s]"), "integer")],
+    ids=["past-end", "past-end-axis-1", "float", "short-mask", "mask-shape", "empty-float", "empty-float-points",
+         "timedelta"],
 )
 def test_bad_index_arrays(array: zarrdirect.Array, key, words: str) -> None:
     with pytest.raises(IndexError, match=words):

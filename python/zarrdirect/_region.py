@@ -84,9 +84,10 @@ def _index_array(item: Any, extent: int, axis: int) -> np.ndarray | None:
                        f"{extent} but size of corresponding boolean axis is "
                        f"{values.shape[0] if values.ndim else 0}")
         return np.flatnonzero(values).astype(np.int64)
-    if values.size == 0:
-        values = values.astype(np.int64)
-    if not np.issubdtype(values.dtype, np.integer):
+    if values.size == 0 and isinstance(item, (list, tuple)):
+        values = values.astype(np.int64)  # NumPy takes an empty list as integers (an empty float array, not)
+    # Signed or unsigned integers only: timedelta64 counts as an integer to issubdtype.
+    if values.dtype.kind not in "iu":
         raise _bad("arrays used as indices must be of integer (or boolean) type")
     if values.ndim != 1:
         raise _bad(f"orthogonal indexing takes 1-d index arrays per axis; axis {axis} has {values.ndim} dimensions")
@@ -234,8 +235,8 @@ def select_points(key: Any, shape: Sequence[int]) -> Points:
                 values = np.asarray(item)
             except ValueError:  # a ragged nested list
                 raise _bad(f"vindex: axis {axis} index is not a rectangular integer array") from None
-            if values.size == 0 and values.dtype != np.bool_:
-                values = values.astype(np.int64)
+            if values.size == 0 and isinstance(item, (list, tuple)):
+                values = values.astype(np.int64)  # an empty list is integers to NumPy; an empty float array is not
             # Signed or unsigned integers only: timedelta64 counts as an integer to issubdtype.
             if values.dtype.kind not in "iu":
                 raise _bad(f"vindex: axis {axis} index must be an integer array (or an integer), not "
