@@ -37,15 +37,41 @@ def test_matches_numpy(array: zarrdirect.Array, key) -> None:
     np.testing.assert_array_equal(got, expected)
 
 
+# Several index arrays among slices, index arrays of more than one dimension, masks among arrays:
+# read as the box holding them, then indexed by NumPy.
+BOX_KEYS = [
+    (slice(None), [0, 1], [0, 1]), ([[0, 1]], slice(None)), ([[0], [1]], [[1, 2, 3]], slice(None)),
+    ([6, 0, 6], slice(1, None, 3), [[10], [-1]]), (MASK_0, [2, 2, 8, 0], slice(None, None, -4)),
+    (Ellipsis, [[3, 1]], [4, -2]), ([1, 1, 1], slice(2, 2), [0, 3, 3]), (MASK_0, [1, 2, 3, 4], 0),
+]
+
+
+@pytest.mark.parametrize("key", BOX_KEYS, ids=[f"box{k}" for k in range(len(BOX_KEYS))])
+def test_general_advanced_indexing_matches_numpy(array: zarrdirect.Array, key) -> None:
+    expected = DATA[key]
+    got = array[key]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_general_advanced_indexing_refuses_a_box_far_larger_than_the_result(tmp_path) -> None:
+    big = zarrdirect.create(tmp_path / "big.zarr", shape=(4096, 4096, 2), dtype="uint8", chunks=(512, 512, 2))
+    diagonal = np.arange(4096)
+    with pytest.raises(zarrdirect.InvalidIndexError, match="oindex.*vindex"):
+        big[diagonal, diagonal, :]  # 8,192 elements, from a box of 33 million
+    np.testing.assert_array_equal(big.vindex[diagonal, diagonal, 0], np.zeros(4096, dtype=np.uint8))
+
+
 @pytest.mark.parametrize(
     "key",
-    [(slice(None), [0, 1], [0, 1]), ([0, 1], None), ([[0, 1]], slice(None)), (MASK_ALL[0], slice(None)),
-     ([0, 1], [[1, 2, 3]], slice(None))],
-    ids=["two-arrays-and-slice", "array-and-None", "2d-array-and-slice", "2d-mask-and-slice", "broadcast-and-slice"],
+    [([0, 1], None), (MASK_ALL[0], slice(None)), (None, [0, 1], [0, 1])],
+    ids=["array-and-None", "2d-mask-and-slice", "None-and-arrays"],
 )
 def test_mixes_numpy_reads_otherwise_are_refused(array: zarrdirect.Array, key) -> None:
     with pytest.raises(zarrdirect.InvalidIndexError, match="oindex.*vindex"):
         array[key]
+    with pytest.raises(zarrdirect.InvalidIndexError, match="oindex"):
+        array.cuda[(slice(None), [0, 1], [0, 1])]  # the box path reads into host memory only
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,7 @@ def test_read_returns_arrays_even_for_single_elements(array: zarrdirect.Array) -
 @pytest.mark.parametrize(
     "key, words",
     [
-        (slice(0, 5, 0), "step cannot be zero"), ((slice(None), [0, 1], [0, 1]), "oindex"),
+        (slice(0, 5, 0), "step cannot be zero"), ((None, [0, 1], [0, 1]), "oindex"),
         (([0, 1], None), "vindex"), (True, "fancy"), ((0, 0, 0, 0), "too many indices"), (7, "out of bounds"),
         (-8, "out of bounds"), ((0, 9), "axis 1 with size 9"), ((Ellipsis, Ellipsis), "single ellipsis"),
         (1.5, "fancy"), (slice(1.0, 2), "not an integer"), ("0:2", "fancy"),

@@ -37,6 +37,9 @@ ASSIGNMENTS = {
     "broadcast points": ((np.array([[0], [6]]), np.array([1, 2, 3]), 4), lambda shape: -8),
     "mask": (MASK, lambda shape: np.arange(np.prod(shape)) - 1000),
     "empty": (([],), lambda shape: 5),
+    "two arrays among slices (through their box)": ((slice(None), [8, 0, 8], [[10], [2]]),
+                                                    lambda shape: np.arange(np.prod(shape)).reshape(shape)),
+    "mask beside an array (through their box)": ((ROWS, [3], slice(None, None, -2)), lambda shape: -9),
 }
 
 
@@ -80,8 +83,9 @@ def test_zarr_python_reads_the_scattered_write(array: zarrdirect.WritableArray) 
     "key, value, words",
     [((slice(None, None, 2),), np.zeros((3, 9, 11)), "cannot be written to a selection of shape"),
      (([0, 1], [2, 3], [4, 5]), [1, 2, 3], "cannot be written"),
-     (([0, 9],), 0, "out of bounds"), ((slice(None), [0, 1], [0, 1]), 0, "oindex")],
-    ids=["shape", "points shape", "bounds", "mix"],
+     (([0, 9],), 0, "out of bounds"), (([0, 1], None), 0, "oindex"),
+     ((slice(None), [0, 1], [0, 1]), np.zeros((3, 3)), "could not be broadcast")],
+    ids=["shape", "points shape", "bounds", "mix", "box shape"],
 )
 def test_bad_assignments_change_nothing(array: zarrdirect.WritableArray, key, value, words: str) -> None:
     with pytest.raises((IndexError, ValueError), match=words):

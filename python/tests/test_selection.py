@@ -157,11 +157,12 @@ def test_bad_orthogonal_selections(case, key, words) -> None:
         array.oindex[key]
 
 
-def test_plain_indexing_takes_one_index_array_and_points_to_oindex_for_more(case) -> None:
+def test_plain_indexing_takes_numpy_advanced_indexing_and_points_to_oindex_past_it(case) -> None:
     array, data = case
     np.testing.assert_array_equal(array[[0, 1]], data[[0, 1]])
+    np.testing.assert_array_equal(array[:, [0, 1], [0, 1]], data[:, [0, 1], [0, 1]])
     with pytest.raises(IndexError, match="oindex"):
-        array[:, [0, 1], [0, 1]]
+        array[None, [0, 1], [0, 1]]
     with pytest.raises(IndexError, match="step cannot be zero"):
         array[::0]
 

@@ -376,13 +376,17 @@ class Array:
 
     def __getitem__(self, key: Any) -> Any:
         """NumPy-style indexing into host memory: ints, slices (steps too, negative included),
-        ``...``, None; and as NumPy's advanced indexing, one index array (integer list or array,
-        or boolean mask) among them, index arrays on every axis (points, as ``vindex``) or one
-        boolean mask of the array's shape. Only the chunks holding a selected element are read."""
+        ``...``, None; and NumPy's advanced indexing: one index array (integer list or array, or
+        boolean mask) among them, index arrays on every axis (points, as ``vindex``), one boolean
+        mask of the array's shape, or several index arrays among slices (read as the box that
+        holds them, refused when that box is far larger than the result; see _fancy). Only the
+        chunks holding a selected element are read."""
         plan = plan_index(key, self.shape)
         if plan.points is not None:
             data, _ = self._read_points(plan.points, "cpu")
             return data[()] if plan.points.scalar else data
+        if plan.box is not None:  # several index arrays among slices: NumPy indexes the box holding them
+            return self.oindex[plan.box.box_key][plan.box.numpy_key]
         data, _ = self._read(plan.selection, "cpu", None, None, None, False)
         if plan.move_to_front is not None:
             return np.moveaxis(data, plan.move_to_front, 0)
@@ -513,6 +517,10 @@ class _CudaIndexer:
         if plan.points is not None:
             data, _ = self._array._read_points(plan.points, "cuda")
             return data
+        if plan.box is not None:
+            raise InvalidIndexError(
+                f"index {key!r}: several index arrays among slices are read into host memory only "
+                "(arr[...]); use arr.oindex.cuda[...] (per-axis selection) or arr.vindex.cuda[...] (points)")
         if plan.move_to_front is not None:
             # A DeviceArray is C-contiguous: NumPy's reordering would need a transposing copy.
             raise InvalidIndexError(

@@ -13,8 +13,12 @@ selections the engine already reads, with NumPy's result exactly:
   slice, in which case NumPy puts it first.
 
 Other mixes (several index arrays among slices, index arrays of more than one dimension beside
-slices, index arrays with None) are refused with a message naming ``oindex`` and ``vindex``:
-NumPy's rules for them are rarely what a caller means, and the two indexers say it plainly.
+slices) are read as the orthogonal box that holds them -- per axis the slice, or the sorted
+distinct indices of its array -- and NumPy then indexes that box with the key rewritten onto it,
+so its placement and broadcasting rules apply unchanged (:class:`BoxPlan`). The box can be far
+larger than the result (two arrays of n points span n^2 elements): past 16 times the result (and 1
+Mi elements) such keys are refused with a message naming ``vindex`` and ``oindex``, as are index
+arrays beside None and boolean masks of more than one dimension beside other items.
 """
 
 from __future__ import annotations
@@ -26,7 +30,20 @@ import numpy as np
 from ._errors import InvalidIndexError
 from ._region import Points, Selection, _as_integer, select, select_points
 
-__all__ = ["IndexPlan", "plan_index"]
+__all__ = ["BoxPlan", "IndexPlan", "plan_index"]
+
+# A box read for NumPy's general advanced indexing may hold this many times the result's elements
+# (or up to _BOX_FLOOR elements whatever the result).
+_BOX_FACTOR = 16
+_BOX_FLOOR = 1 << 20
+
+
+class BoxPlan(NamedTuple):
+    """NumPy's advanced indexing through a box: ``arr.oindex[box_key][numpy_key]`` is ``arr[key]``
+    (and writing goes through the same box, read, changed by NumPy, written back)."""
+
+    box_key: tuple
+    numpy_key: tuple
 
 
 class IndexPlan(NamedTuple):
@@ -36,6 +53,7 @@ class IndexPlan(NamedTuple):
     selection: Selection | None
     points: Points | None
     move_to_front: int | None = None
+    box: BoxPlan | None = None
 
 
 def _is_index_array(item: Any) -> bool:
@@ -71,14 +89,89 @@ def plan_index(key: Any, shape: Sequence[int]) -> IndexPlan:
                 f"but size of corresponding boolean axis is {mask_shape[axis]}")
         return IndexPlan(None, select_points(items[0], shape))
     # Index arrays (or integers) on every axis and nothing else: points, broadcast together.
+    # (A boolean mask among them goes through the box: NumPy takes it as its nonzero indices.)
+    masks = [position for position in arrays if np.asarray(items[position]).dtype == np.bool_]
     if len(items) == len(shape) and all(_is_index_array(item) or _as_integer(item) is not None for item in items):
-        if len(arrays) > 1 or np.ndim(items[arrays[0]]) != 1 or np.asarray(items[arrays[0]]).dtype != np.bool_:
+        if not masks and (len(arrays) > 1 or np.ndim(items[arrays[0]]) != 1):
             return IndexPlan(None, select_points(key, shape))
     if len(arrays) != 1 or np.ndim(items[arrays[0]]) != 1:
-        raise _refused(key)
+        box = _box_plan(items, shape)
+        if box is None:
+            raise _refused(key)
+        return IndexPlan(None, None, None, box)
     # One 1-d index array among integers, slices and an Ellipsis: an orthogonal selection.
     selection = select(key, shape, orthogonal=True)
     return IndexPlan(selection, None, _numpy_front_dimension(items, arrays[0], len(shape)))
+
+
+def _box_plan(items: tuple, shape: Sequence[int]) -> BoxPlan | None:
+    """The box and the rewritten key for NumPy's general advanced indexing (module notes), or None
+    where it does not apply (None in the key, a mask of several dimensions, a box too large)."""
+    if sum(1 for item in items if item is Ellipsis) > 1:
+        raise InvalidIndexError("an index can only have a single ellipsis ('...')")
+    named = sum(1 for item in items if item is not Ellipsis)
+    if named > len(shape):
+        raise InvalidIndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {named} were indexed")
+    expanded: list = []
+    for item in items:
+        if item is Ellipsis:
+            expanded.extend(slice(None) for _ in range(len(shape) - named))
+        else:
+            expanded.append(item)
+    expanded.extend(slice(None) for _ in range(len(shape) - len(expanded)))
+    box_key: list = []
+    numpy_key: list = []
+    box_elements = 1
+    sliced_elements = 1
+    advanced_shapes = []
+    for axis, (item, extent) in enumerate(zip(expanded, shape)):
+        if item is None:
+            return None
+        if isinstance(item, slice):
+            count = len(range(*item.indices(extent)))
+            box_key.append(item)
+            numpy_key.append(slice(None))
+            box_elements *= count
+            sliced_elements *= count
+            continue
+        integer = _as_integer(item)
+        if integer is not None:
+            if not -extent <= integer < extent:
+                raise InvalidIndexError(f"index {integer} is out of bounds for axis {axis} with size {extent}")
+            # Kept as an axis of one in the box; NumPy still counts it among the advanced indices.
+            box_key.append(np.array([integer % extent], dtype=np.int64))
+            numpy_key.append(0)
+            continue
+        values = np.asarray(item)
+        if values.dtype == np.bool_:
+            if values.ndim != 1:
+                return None
+            if values.shape[0] != extent:
+                raise InvalidIndexError(f"boolean index did not match indexed array along axis {axis}; size of axis is "
+                                        f"{extent} but size of corresponding boolean axis is {values.shape[0]}")
+            values = np.flatnonzero(values)
+        elif values.size == 0 and isinstance(item, (list, tuple)):
+            values = values.astype(np.int64)
+        if values.dtype.kind not in "iu":
+            raise InvalidIndexError("arrays used as indices must be of integer (or boolean) type")
+        if values.size and (int(values.max()) >= extent or int(values.min()) < -extent):
+            wrong = int(values.max()) if int(values.max()) >= extent else int(values.min())
+            raise InvalidIndexError(f"index {wrong} is out of bounds for axis {axis} with size {extent}")
+        wrapped = np.where(values < 0, values + extent, values).astype(np.int64)
+        distinct, inverse = np.unique(wrapped, return_inverse=True)
+        box_key.append(distinct)
+        numpy_key.append(inverse.reshape(wrapped.shape))
+        box_elements *= distinct.size
+        advanced_shapes.append(wrapped.shape)
+    try:
+        broadcast = np.broadcast_shapes(*advanced_shapes)
+    except ValueError:
+        shapes = " ".join(str(tuple(s)) for s in advanced_shapes)
+        raise InvalidIndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}") from None
+    result_elements = int(np.prod(broadcast, dtype=np.int64)) * sliced_elements
+    if box_elements > max(_BOX_FACTOR * result_elements, _BOX_FLOOR):
+        return None
+    return BoxPlan(tuple(box_key), tuple(numpy_key))
 
 
 def _numpy_front_dimension(items: tuple, array_position: int, ndim: int) -> int | None:

@@ -108,6 +108,13 @@ class WritableArray(Array):
         plan = plan_index(key, self.shape)
         if plan.points is not None:
             self._set_points(plan.points, value)
+        elif plan.box is not None:
+            # Read the box holding every selected element, let NumPy assign into it (its
+            # broadcasting, casting and last-wins repeats), write the box back.
+            self._check_writable()
+            box = self.oindex[plan.box.box_key]
+            box[plan.box.numpy_key] = value
+            self.oindex[plan.box.box_key] = box
         else:
             self._set_selection(plan.selection, value, plan.move_to_front)
 
