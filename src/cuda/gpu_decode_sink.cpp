@@ -99,8 +99,12 @@ GpuDecodeSink::Batch* GpuDecodeSink::open_batch_for(std::unique_lock<std::mutex>
   const std::size_t table_room = table_capacity_ - kTableSegments * 64;
   for (;;) {
     Batch& batch = ring_[open_];
-    // Closed by a worker still copying its chunk in: that worker launches it.
-    launched_cv_.wait(lock, [&] { return !batch.closed || failed_.load(); });
+    // Closed by a worker still copying its chunk in: that worker launches it. Woken, look at the
+    // open batch again: another worker may have filled this one and moved on meanwhile.
+    if (batch.closed && !failed_.load()) {
+      launched_cv_.wait(lock);
+      continue;
+    }
     throw_if_failed();
     retire(batch);  // its last trip is done and checked before it is filled again
     throw_if_failed();
@@ -371,9 +375,12 @@ void GpuDecodeSink::finish() {
   try {
     use_device(options_.device);
     std::unique_lock lock(mutex_);
-    // Every worker is done: no batch has writers, and a closed one was launched by its last.
-    Batch& open = ring_[open_];
-    if (!open.empty() && !open.in_flight && !failed_) launch(open);
+    // Every worker is done: no batch has writers, a closed one was launched by its last, and
+    // only the open one is left to send.
+    for (std::size_t k = 1; k <= kBatches && !failed_; ++k) {
+      Batch& batch = ring_[(open_ + k) % kBatches];
+      if (!batch.empty() && !batch.in_flight) launch(batch);
+    }
     for (std::size_t k = 1; k <= kBatches; ++k) retire(ring_[(open_ + k) % kBatches]);  // in launch order
   } catch (...) {
     failure = std::current_exception();

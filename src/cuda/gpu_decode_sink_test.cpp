@@ -241,6 +241,30 @@ TEST(GpuDecode, ShardedInnerChunksMatchTheCpuDecode) {
   compare_cases({"sharded_blosc_lz4", "sharded_lz4_big"});
 }
 
+// Batches are shared by the workers and turn in a ring: with 16 workers and 1 MiB batches, a
+// read of 2,560 chunks fills, closes and reuses each batch of the ring several times, with
+// workers still copying into closed batches while others move on. Every chunk must arrive.
+TEST(GpuDecode, SixteenWorkersThroughARingOfSmallBatchesLoseNoChunk) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  const std::vector<std::uint64_t> shape{160, 256, 256};
+  const Array array = test::write_batch_array<std::uint16_t>(
+      dir.path() / "ring", test::batch_doc(shape, {16, 16, 16}, "uint16", 0, json::array({bytes_codec(), blosc("lz4", "shuffle", 2)})),
+      0, 0);
+  const Region region = full_region(shape);
+  const auto destination = test::batch_destinations(region, 2).front();
+  const auto expected = host_read(array, region, destination);
+  Settings settings = with_decode(DecodeSide::gpu);
+  settings.threads = 16;
+  settings.staging_bytes = 1;  // the smallest batches (1 MiB of stored bytes, 2 MiB decoded)
+  for (int round = 0; round < 3; ++round) {
+    ReadStats stats;
+    const auto got = device_read(array, region, destination, settings, &stats);
+    EXPECT_EQ(first_difference(got, expected), SIZE_MAX) << "round " << round;
+    EXPECT_EQ(stats.chunks_decoded_gpu, stats.chunks_total) << "round " << round;
+  }
+}
+
 TEST(GpuDecode, RefusedFramesFallBackToTheCpuWithinOneRead) {
   REQUIRE_GPU();
   compare_cases({"v3_blosc_mixed"});
