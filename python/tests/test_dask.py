@@ -216,3 +216,7 @@ def test_block_reads_share_the_cores_among_those_running(sharded, monkeypatch) -
     together = __import__("threading").Barrier(1)
     np.testing.assert_array_equal(x.compute(scheduler="sync"), expected)
     assert set(seen) == {cores}, seen  # one read at a time: all the cores
+    seen.clear()
+    monkeypatch.setenv("ZARRDIRECT_THREADS", "1")  # a ceiling the sharing keeps
+    np.testing.assert_array_equal(x.compute(scheduler="sync"), expected)
+    assert set(seen) == {1}, seen

@@ -18,6 +18,7 @@ Dask is imported with this module; CuPy only where device blocks are asked for.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
@@ -89,7 +90,7 @@ class _BlockReads:
     blocks reached 26.5 GB/s with their default threads and 41.2 with one thread each (128 MiB
     blocks: 23.2 against 48.7; zstd blocks: 8.6 against 9.3). So a block read takes the cores
     divided by the reads running when it starts, itself included: a lone read (the synchronous
-    scheduler, one big block) still gets them all."""
+    scheduler, one big block) still gets them all, unless ZARRDIRECT_THREADS sets fewer."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -102,13 +103,20 @@ class _BlockReads:
             self._running += 1
             running = self._running
         try:
-            yield max(1, (os.cpu_count() or 1) // running)
+            yield min(max(1, (os.cpu_count() or 1) // running), _configured_threads())
         finally:
             with self._lock:
                 self._running -= 1
 
 
 _block_reads = _BlockReads()
+
+
+def _configured_threads() -> int:
+    """ZARRDIRECT_THREADS when set to a positive integer: a ceiling the sharing keeps (a worker
+    told to read with one thread does); else no ceiling."""
+    value = os.environ.get("ZARRDIRECT_THREADS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else sys.maxsize
 
 
 def _read_block(array: Array, region: tuple, device: Any) -> Any:
