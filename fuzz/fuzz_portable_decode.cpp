@@ -1,6 +1,9 @@
 // The portable (CPU and GPU) decoders of src/codec/portable/ on arbitrary bytes: they must never
 // read or write outside their buffers (ASan sees the exact-size heap buffers here), and whatever
-// they accept, the reference library decodes to the same bytes.
+// they accept, the reference library decodes to the same bytes. A blosc frame also goes the GPU's
+// way: the job list the GPU decode sink builds on the host (cuda/blosc_gpu_jobs.hpp, one job per
+// stream, one unshuffle per shuffled block), run by the host model of the kernels
+// (run_blosc_jobs_on_host), with the same two properties.
 //
 // The first byte picks the mode:
 //   0: an LZ4 block; bytes 1-2 give the output capacity, the rest is the block.
@@ -20,6 +23,7 @@
 
 #include "codec/portable/blosc_frame.hpp"
 #include "codec/portable/lz4_block.hpp"
+#include "cuda/blosc_gpu_jobs.hpp"
 
 namespace {
 
@@ -45,10 +49,35 @@ bool check_lz4(const Bytes& block, std::size_t capacity) {
   return true;
 }
 
+// The GPU's way through a planned frame. `reference`: c-blosc's bytes, null where it refused.
+void check_blosc_jobs(const Bytes& frame, const portable::BloscFrame& plan, const Bytes* reference) {
+  zarrdirect::cuda::BloscGpuJobs jobs;
+  std::uint64_t scratch_end = 0;
+  if (zarrdirect::cuda::append_blosc_jobs(plan, {frame.data(), frame.size()}, 0, 0, scratch_end, jobs) !=
+      portable::DecodeStatus::ok)
+    return;
+  Bytes dst(plan.nbytes);
+  Bytes scratch(scratch_end);
+  std::vector<portable::DecodeStatus> statuses;
+  zarrdirect::cuda::run_blosc_jobs_on_host(jobs, frame.data(), dst.data(), scratch.empty() ? nullptr : scratch.data(),
+                                           statuses);
+  for (portable::DecodeStatus status : statuses)
+    if (status != portable::DecodeStatus::ok) return;  // the read fails naming the chunk
+  if (!reference) violated("blosc GPU jobs: accepted a frame c-blosc refuses");
+  if (dst != *reference) violated("blosc GPU jobs: bytes differ from c-blosc's");
+}
+
 bool check_blosc(const Bytes& frame) {
   constexpr std::uint64_t kMaxDecoded = 1 << 20;
   portable::BloscFrame plan;
   if (portable::blosc_plan(frame.data(), frame.size(), kMaxDecoded, plan) != portable::DecodeStatus::ok) return false;
+  {
+    // Only a frame the plan accepted (cbytes within the buffer) goes to c-blosc, which trusts it.
+    Bytes reference(plan.nbytes);
+    const int n = blosc_decompress_ctx(frame.data(), reference.data(), reference.size(), 1);
+    const bool accepted = n >= 0 && static_cast<std::uint32_t>(n) == plan.nbytes;
+    check_blosc_jobs(frame, plan, accepted ? &reference : nullptr);
+  }
   Bytes ours(plan.nbytes);
   for (std::uint32_t i = 0; i < plan.nblocks; ++i) {
     Bytes scratch(plan.scratch_size());
