@@ -24,7 +24,8 @@ run() {
   local name=$1; shift
   echo "== $(date +%T) $name: $*"
   timeout "$cap" "$@" > "$OUT/$name.log" 2>&1
-  echo "== $(date +%T) $name rc=$?"
+  local rc=$?  # before any expansion: $(date) would reset $?
+  echo "== $(date +%T) $name rc=$rc"
   tail -25 "$OUT/$name.log"
 }
 for what in "$@"; do

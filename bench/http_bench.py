@@ -80,22 +80,20 @@ def start_server(kind: str, root: Path, nginx: str | None = None):
 
 
 def prepare(work: Path, planes: int, zarrdirect_cli: str) -> None:
-    import zarr
-    from numcodecs import Zstd
+    """The arrays, written by zarrdirect alone (the GPU machine has no zarr-python): raw as Zarr v2
+    without a compressor, the sharded sample, and its values as v2 zstd-1 chunks of the inner
+    chunk shape, which zarr-python 2 reads as it reads its own."""
     shape = (planes, 1024, 1024)
     stamp = work / "stamp.json"
-    if stamp.exists() and json.loads(stamp.read_text()) == {"planes": planes, "version": 2}:
+    if stamp.exists() and json.loads(stamp.read_text()) == {"planes": planes, "version": 3}:
         return
-    raw = zarr.open(str(work / "raw"), mode="w", shape=shape, chunks=(2, 1024, 1024), dtype="<u2", compressor=None)
-    raw[:] = volume(shape)
+    zarrdirect.save(work / "raw", volume(shape), chunks=(2, 1024, 1024), codec="raw", zarr_format=2, overwrite=True)
     subprocess.run([zarrdirect_cli, "sample", str(work / "sharded"), "--shape", str(planes), "1024", "1024",
                     "--chunks", str(min(256, planes)), "512", "512", "--codec", "sharded", "--overwrite"],
                    check=True, capture_output=True)
-    # The same values as zarr-python 2 can read them: v2 zstd-1 chunks of the inner chunk shape.
-    zstd = zarr.open(str(work / "zstd-v2"), mode="w", shape=shape, chunks=(64, 128, 128), dtype="<u2",
-                     compressor=Zstd(level=1))
-    zstd[:] = zarrdirect.open(work / "sharded").read()
-    stamp.write_text(json.dumps({"planes": planes, "version": 2}))
+    zarrdirect.save(work / "zstd-v2", zarrdirect.open(work / "sharded").read(), chunks=(64, 128, 128), codec="zstd:1",
+                    zarr_format=2, overwrite=True)
+    stamp.write_text(json.dumps({"planes": planes, "version": 3}))
 
 
 def main() -> int:
