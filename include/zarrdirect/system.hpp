@@ -37,7 +37,8 @@ struct PinnedPoolStats {
 };
 PinnedPoolStats pinned_pool_stats();
 
-// Frees the pool's idle pinned buffers (those lent to running reads stay theirs), and the host
+// Frees the pool's idle pinned buffers (those lent to running reads stay theirs), the GPU
+// memory kept for GPU decoding (at most 2 GiB or 1/16 of a device, per device), and the host
 // result buffers kept for reuse (ZARRDIRECT_RESULT_POOL_MB). Safe from any thread.
 void trim_pinned_pool();
 

@@ -77,7 +77,8 @@ def pinned_pool_stats() -> dict:
 
 
 def trim_pinned_pool() -> None:
-    """Frees the pinned staging pool's idle buffers (those of running reads stay theirs)."""
+    """Frees the pinned staging pool's idle buffers (those of running reads stay theirs), the GPU
+    memory kept for GPU decoding, and the host result buffers kept for reuse."""
     _native.trim_pinned_pool()
 
 
