@@ -243,10 +243,10 @@ void GpuDecodeSink::launch(Batch& batch) {
     const std::size_t total = batch.statuses_at + streams.size() * sizeof(portable::DecodeStatus);
     if (total > table_capacity_)  // open_batch_for keeps every batch within it
       throw Error(ErrorKind::invalid_argument, fmt::format("GPU decode batch tables: {} bytes past {}", total, table_capacity_));
-    auto& pool = DevicePool::instance();
-    if (!batch.decoded) batch.decoded = pool.acquire_device_block(options_.device, decoded_capacity_);
-    if (batch.scratch_end > 0 && !batch.scratch)
-      batch.scratch = pool.acquire_device_block(options_.device, decoded_capacity_);
+    // Device memory for what this batch holds, not for a full batch: a read of a few chunks (a
+    // Dask block, a patch) takes a few MiB, not the ring's gigabyte.
+    ensure_device_block(batch.decoded, batch.decoded_end);
+    if (batch.scratch_end > 0) ensure_device_block(batch.scratch, batch.scratch_end);
     std::byte* host = batch.tables->host;
     if (!batch.lz4_jobs.empty())
       std::memcpy(host + lz4_at, batch.lz4_jobs.data(), batch.lz4_jobs.size() * sizeof(GpuDecodeJob));
@@ -306,6 +306,21 @@ void GpuDecodeSink::launch(Batch& batch) {
   batch.in_flight = true;
   ++launched_;
   launched_cv_.notify_all();
+}
+
+void GpuDecodeSink::ensure_device_block(DeviceBlockPtr& block, std::size_t bytes) {
+  if (block && block->capacity >= bytes) return;
+  auto& pool = DevicePool::instance();
+  if (block) {
+    // Only this batch's earlier trips used it, and they are retired.
+    std::vector<DeviceBlockPtr> returned;
+    returned.push_back(std::move(block));
+    pool.release_device_blocks(std::move(returned));
+  }
+  // Powers of two from 1 MiB, so that reads of different sizes reuse each other's blocks.
+  std::size_t size = std::size_t{1} << 20;
+  while (size < bytes) size *= 2;
+  block = pool.acquire_device_block(options_.device, size);
 }
 
 void GpuDecodeSink::retire(Batch& batch) {

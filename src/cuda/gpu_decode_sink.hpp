@@ -98,7 +98,7 @@ class GpuDecodeSink final : public ChunkSink {
   struct Batch {
     SlotPtr stored;  // pinned stored bytes and their device copy (the slot's scratch)
     SlotPtr tables;  // pinned tables up and statuses back, and their device copy
-    DeviceBlockPtr decoded;  // taken from the pool at the first launch
+    DeviceBlockPtr decoded;  // from the pool, sized at launch to what the batch holds
     DeviceBlockPtr scratch;  // blosc blocks' unshuffle scratch, likewise
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
@@ -127,6 +127,9 @@ class GpuDecodeSink final : public ChunkSink {
                         std::size_t table_bytes);
   // Sends a batch to the GPU (lock held).
   void launch(Batch& batch);
+  // `block` holds at least `bytes` (a power of two from 1 MiB, from the pool; a smaller one goes
+  // back to it).
+  void ensure_device_block(DeviceBlockPtr& block, std::size_t bytes);
   // Waits for a batch sent earlier and checks its statuses, recording the first failure (lock held).
   void retire(Batch& batch);
   void record(Error error);
