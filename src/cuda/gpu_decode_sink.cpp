@@ -78,14 +78,11 @@ void GpuDecodeSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   cudaStream_t upstream = options_.caller_stream ? options_.caller_stream : cudaStreamLegacy;
   ready_ = pool.acquire_event(options_.device);
   check_cuda(cudaEventRecord(ready_, upstream), "cudaEventRecord (caller's stream)");
-  // Pinned as far as the process's pool grants (pinned_policy.hpp), ordinary memory beyond.
-  auto stored = pool.acquire_staging(options_.device, stored_capacity_, kBatches, pool_budget(options_));
-  auto tables = pool.acquire_staging(options_.device, table_capacity_, kBatches, pool_budget(options_));
+  // The batches' staging is taken when each is first filled (open_batch_for): a read of a few
+  // chunks holds one batch's, not the ring's.
   for (std::size_t b = 0; b < kBatches; ++b) {
     Batch& batch = ring_[b];
     batch.stream = streams[b];
-    batch.stored = std::move(stored[b]);
-    batch.tables = std::move(tables[b]);
     batch.done = pool.acquire_event(options_.device);
     check_cuda(cudaStreamWaitEvent(batch.stream, ready_, 0), "cudaStreamWaitEvent");
   }
@@ -108,6 +105,12 @@ GpuDecodeSink::Batch* GpuDecodeSink::open_batch_for(std::unique_lock<std::mutex>
     throw_if_failed();
     retire(batch);  // its last trip is done and checked before it is filled again
     throw_if_failed();
+    // Pinned as far as the process's pool grants (pinned_policy.hpp), ordinary memory beyond.
+    auto& pool = DevicePool::instance();
+    if (!batch.stored)
+      batch.stored = std::move(pool.acquire_staging(options_.device, stored_capacity_, 1, pool_budget(options_)).front());
+    if (!batch.tables)
+      batch.tables = std::move(pool.acquire_staging(options_.device, table_capacity_, 1, pool_budget(options_)).front());
     const bool fits = batch.stored_end + stored_need <= stored_capacity_ &&
                       batch.decoded_end + decoded_need <= decoded_capacity_ &&
                       batch.scratch_end + scratch_need <= decoded_capacity_ &&

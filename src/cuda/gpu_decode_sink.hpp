@@ -26,7 +26,8 @@
 // write only inside their chunk's slot of the decode buffer, and placement entries come from the
 // boxes alone, so hostile bytes never write outside the destination region (a failed read leaves
 // that region undefined, as on the CPU path). Pinned and device buffers come from DevicePool and
-// go back to it, so a read after the first allocates nothing.
+// go back to it, so a read after the first allocates nothing; a batch takes its pinned staging
+// when first filled and device memory for what it holds, so a small read holds little.
 //
 // Adding a codec (zstd): see the "codec slot" comments in gpu_decode_sink.cpp.
 #pragma once
