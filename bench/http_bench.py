@@ -68,11 +68,12 @@ def start_server(kind: str, root: Path, nginx: str | None = None):
         from nginx_server import NginxServer
         library_path = Path(nginx).resolve().parent / "lib"
         return f"nginx ({nginx})", NginxServer(str(root), nginx=nginx,
-                                               library_path=str(library_path) if library_path.is_dir() else None)
+                                               library_path=str(library_path) if library_path.is_dir() else None,
+                                               workers="auto")
     if kind in ("auto", "nginx"):
         from nginx_server import NginxServer, find_nginx
         if find_nginx():
-            return "nginx", NginxServer(str(root))
+            return "nginx", NginxServer(str(root), workers="auto")
         if kind == "nginx":
             raise SystemExit("nginx not found")
     from http_range_server import RangeServer

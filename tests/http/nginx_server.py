@@ -44,7 +44,7 @@ def _user_line() -> str:
 CONFIG = """
 {user}
 daemon off;
-worker_processes 2;
+worker_processes {workers};
 pid {tmp}/nginx.pid;
 error_log {tmp}/error.log warn;
 events {{ worker_connections 1024; }}
@@ -72,9 +72,12 @@ http {{
 class NginxServer:
     """A running nginx; `url` is http://127.0.0.1:PORT, `access_log` its log file."""
 
-    def __init__(self, root: str, nginx: str | None = None, library_path: str | None = None):
+    def __init__(self, root: str, nginx: str | None = None, library_path: str | None = None,
+                 workers: int | str = 2):
         """`nginx`: the executable (default: Debian's); `library_path`: LD_LIBRARY_PATH for it alone
-        (a packed nginx and its libraries: scripts/pack_device_nginx.sh)."""
+        (a packed nginx and its libraries: scripts/pack_device_nginx.sh); `workers`: nginx's
+        worker_processes (2 keeps the tests light; "auto", one per core, is what a benchmark wants:
+        with 2 a 16-core client measures the server, not itself)."""
         self.nginx = nginx or find_nginx()
         env = None
         if library_path:
@@ -88,7 +91,8 @@ class NginxServer:
             self.port = _free_port()
             config = os.path.join(self.tmp, "nginx.conf")
             with open(config, "w") as out:
-                out.write(CONFIG.format(tmp=self.tmp, port=self.port, root=os.path.abspath(root), user=_user_line()))
+                out.write(CONFIG.format(tmp=self.tmp, port=self.port, root=os.path.abspath(root), user=_user_line(),
+                                        workers=workers))
             self.process = subprocess.Popen(
                 [self.nginx, "-p", self.tmp, "-e", os.path.join(self.tmp, "error.log"), "-c", config],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
