@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <zstd.h>
 
 #include "cuda/batch_kernels.cuh"
 #include "cuda/blosc_unshuffle_kernels.cuh"
@@ -12,6 +13,7 @@
 #include "cuda/batch_table.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernels.cuh"
+#include "cuda/zstd_decode_kernels.cuh"
 
 namespace zarrdirect::cuda {
 namespace {
@@ -151,8 +153,11 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
     case GpuCodec::lz4:
       table_bytes += sizeof(GpuDecodeJob) + sizeof(portable::DecodeOutcome);
       break;
-    // Codec slot (zstd): one GpuDecodeJob per frame into its own table, as lz4.
     case GpuCodec::zstd:
+      // One job per frame, as lz4, plus the frame's tables in scratch while it decodes.
+      table_bytes += sizeof(GpuDecodeJob) + sizeof(portable::DecodeOutcome);
+      chunk_scratch = kZstdScratchPerJob;
+      break;
     case GpuCodec::none:
       return false;
   }
@@ -170,6 +175,9 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
     pending.where = std::string(where);
     pending.codec = route_.codec;
     pending.decoded = chunk_bytes_;
+    pending.stored_at = at;
+    pending.stored_size = stored.size();
+    pending.decoded_at = decoded_at;
     // The placement first: the only step that can throw, before anything is appended.
     std::optional<BatchEntry> entry;
     std::optional<AloneCopy> alone;
@@ -200,20 +208,29 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
       }
       batch->scratch_end += chunk_scratch > 0 ? round_up(chunk_scratch, 16) : 0;
     } else {
-      pending.first_job = static_cast<std::uint32_t>(batch->lz4_jobs.size());
+      pending.first_job = static_cast<std::uint32_t>(batch->frame_jobs.size());
       pending.jobs = 1;
+      // numcodecs lz4: a 4-byte size header, then the block; zstd: the frame is the chunk. A zstd
+      // job's tables sit at scratch + job index * kZstdScratchPerJob (the kernel's rule), inside
+      // the kZstdScratchPerJob bytes per chunk reserved above.
+      const std::size_t header = route_.codec == GpuCodec::lz4 ? 4 : 0;
       GpuDecodeJob job;
-      job.src_offset = at + 4;  // after numcodecs' size header
-      job.src_size = stored.size() - 4;
+      job.src_offset = at + header;
+      job.src_size = stored.size() - header;
       job.dst_offset = decoded_at;
       job.dst_capacity = chunk_bytes_;
-      batch->lz4_jobs.push_back(job);
+      batch->frame_jobs.push_back(job);
+      if (chunk_scratch > 0) batch->scratch_end += round_up(chunk_scratch, 16);
     }
     if (entry) {
+      pending.entry_index = static_cast<std::int64_t>(batch->entries.size());
       batch->entries.push_back(*entry);
       batch->max_units = std::max(batch->max_units, entry->count);
     }
-    if (alone) batch->alone.push_back(*alone);
+    if (alone) {
+      pending.alone_index = static_cast<std::int64_t>(batch->alone.size());
+      batch->alone.push_back(*alone);
+    }
     batch->pending.push_back(std::move(pending));
     batch->stored_end = at + round_up(stored.size(), 16);
     batch->decoded_end = decoded_at + round_up(chunk_bytes_, kAlign);
@@ -232,17 +249,18 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
 
 void GpuDecodeSink::launch(Batch& batch) {
   try {
-    // Tables up: [lz4 jobs][blosc stream jobs][unshuffle jobs][entries]; statuses back: [lz4
-    // outcomes][blosc stream statuses].
+    // Tables up: [frame jobs (lz4 or zstd)][blosc stream jobs][unshuffle jobs][entries];
+    // statuses back: [frame outcomes][blosc stream statuses].
     const std::vector<GpuBloscStreamJob>& streams = batch.blosc_jobs.streams;
     const std::vector<GpuUnshuffleJob>& unshuffles = batch.blosc_jobs.unshuffles;
-    const std::size_t lz4_at = 0;
-    const std::size_t blosc_at = round_up(lz4_at + batch.lz4_jobs.size() * sizeof(GpuDecodeJob), 64);
+    const std::size_t frames_at = 0;
+    const std::size_t blosc_at = round_up(frames_at + batch.frame_jobs.size() * sizeof(GpuDecodeJob), 64);
     const std::size_t unshuffle_at = round_up(blosc_at + streams.size() * sizeof(GpuBloscStreamJob), 64);
-    const std::size_t entries_at = round_up(unshuffle_at + unshuffles.size() * sizeof(GpuUnshuffleJob), 64);
+    batch.entries_at = round_up(unshuffle_at + unshuffles.size() * sizeof(GpuUnshuffleJob), 64);
+    const std::size_t entries_at = batch.entries_at;
     const std::size_t upload = entries_at + batch.entries.size() * sizeof(BatchEntry);
     batch.outcomes_at = round_up(upload, 64);
-    batch.statuses_at = round_up(batch.outcomes_at + batch.lz4_jobs.size() * sizeof(portable::DecodeOutcome), 64);
+    batch.statuses_at = round_up(batch.outcomes_at + batch.frame_jobs.size() * sizeof(portable::DecodeOutcome), 64);
     const std::size_t total = batch.statuses_at + streams.size() * sizeof(portable::DecodeStatus);
     if (total > table_capacity_)  // open_batch_for keeps every batch within it
       throw Error(ErrorKind::invalid_argument, fmt::format("GPU decode batch tables: {} bytes past {}", total, table_capacity_));
@@ -251,8 +269,8 @@ void GpuDecodeSink::launch(Batch& batch) {
     ensure_device_block(batch.decoded, batch.decoded_end);
     if (batch.scratch_end > 0) ensure_device_block(batch.scratch, batch.scratch_end);
     std::byte* host = batch.tables->host;
-    if (!batch.lz4_jobs.empty())
-      std::memcpy(host + lz4_at, batch.lz4_jobs.data(), batch.lz4_jobs.size() * sizeof(GpuDecodeJob));
+    if (!batch.frame_jobs.empty())
+      std::memcpy(host + frames_at, batch.frame_jobs.data(), batch.frame_jobs.size() * sizeof(GpuDecodeJob));
     if (!streams.empty()) std::memcpy(host + blosc_at, streams.data(), streams.size() * sizeof(GpuBloscStreamJob));
     if (!unshuffles.empty())
       std::memcpy(host + unshuffle_at, unshuffles.data(), unshuffles.size() * sizeof(GpuUnshuffleJob));
@@ -270,11 +288,14 @@ void GpuDecodeSink::launch(Batch& batch) {
                "cudaMemcpyAsync (stored chunks to the device)");
     check_cuda(cudaMemcpyAsync(tables, host, upload, cudaMemcpyHostToDevice, stream),
                "cudaMemcpyAsync (decode tables to the device)");
-    if (!batch.lz4_jobs.empty())
-      check_cuda(launch_lz4_warp_decode(reinterpret_cast<const GpuDecodeJob*>(tables + lz4_at),
-                                        static_cast<std::uint32_t>(batch.lz4_jobs.size()), src, dst,
-                                        reinterpret_cast<portable::DecodeOutcome*>(tables + batch.outcomes_at), stream),
-                 "lz4 decode kernel launch");
+    const auto* frame_jobs = reinterpret_cast<const GpuDecodeJob*>(tables + frames_at);
+    const auto frame_count = static_cast<std::uint32_t>(batch.frame_jobs.size());
+    auto* outcomes = reinterpret_cast<portable::DecodeOutcome*>(tables + batch.outcomes_at);
+    if (frame_count > 0 && route_.codec == GpuCodec::lz4)
+      check_cuda(launch_lz4_warp_decode(frame_jobs, frame_count, src, dst, outcomes, stream), "lz4 decode kernel launch");
+    if (frame_count > 0 && route_.codec == GpuCodec::zstd)
+      check_cuda(launch_zstd_decode(frame_jobs, frame_count, src, dst, scratch, outcomes, stream),
+                 "zstd decode kernel launch");
     if (!streams.empty())
       check_cuda(launch_blosc_stream_decode(reinterpret_cast<const GpuBloscStreamJob*>(tables + blosc_at),
                                             static_cast<std::uint32_t>(streams.size()), src, dst, scratch,
@@ -285,8 +306,6 @@ void GpuDecodeSink::launch(Batch& batch) {
       check_cuda(launch_blosc_unshuffle(reinterpret_cast<const GpuUnshuffleJob*>(tables + unshuffle_at),
                                         static_cast<std::uint32_t>(unshuffles.size()), scratch, dst, stream),
                  "blosc unshuffle kernel launch");
-    // Codec slot (zstd): launch_zstd_decode(jobs, count, src, dst, outcomes, stream) here, with its
-    // jobs and outcomes in the tables as lz4's.
     if (!batch.entries.empty())
       check_cuda(launch_batch(reinterpret_cast<const BatchEntry*>(tables + entries_at), batch.entries.size(),
                               batch.max_units, decoded, stream),
@@ -333,7 +352,7 @@ void GpuDecodeSink::retire(Batch& batch) {
   const std::byte* host = batch.tables->host;
   for (const Pending& pending : batch.pending) {
     portable::DecodeStatus status = portable::DecodeStatus::ok;
-    if (pending.codec == GpuCodec::lz4) {  // codec slot (zstd): checked the same way, from its outcomes
+    if (pending.codec == GpuCodec::lz4 || pending.codec == GpuCodec::zstd) {
       portable::DecodeOutcome outcome;
       std::memcpy(&outcome, host + batch.outcomes_at + pending.first_job * sizeof(outcome), sizeof(outcome));
       status = outcome.status;
@@ -342,6 +361,10 @@ void GpuDecodeSink::retire(Batch& batch) {
     } else if (pending.codec == GpuCodec::blosc) {
       for (std::uint32_t j = 0; j < pending.jobs && status == portable::DecodeStatus::ok; ++j)
         std::memcpy(&status, host + batch.statuses_at + (pending.first_job + j) * sizeof(status), sizeof(status));
+    }
+    if (status == portable::DecodeStatus::unsupported && pending.codec == GpuCodec::zstd) {
+      decode_on_host(batch, pending);
+      continue;
     }
     if (status != portable::DecodeStatus::ok) {
       record(Error(ErrorKind::corrupt_data, fmt::format("{}: codec {}: {} (decoded on the GPU)", pending.where,
@@ -352,7 +375,7 @@ void GpuDecodeSink::retire(Batch& batch) {
     bytes_ += pending.decoded;
   }
   batch.pending.clear();
-  batch.lz4_jobs.clear();
+  batch.frame_jobs.clear();
   batch.blosc_jobs.clear();
   batch.entries.clear();
   batch.alone.clear();
@@ -361,6 +384,40 @@ void GpuDecodeSink::retire(Batch& batch) {
   batch.decoded_end = 0;
   batch.scratch_end = 0;
   batch.table_bytes = 0;
+}
+
+void GpuDecodeSink::decode_on_host(Batch& batch, const Pending& pending) {
+  // libzstd, as the CPU path decodes such a chunk (concatenated and skippable frames included),
+  // from the chunk's bytes still in the batch's pinned staging.
+  std::vector<std::byte> decoded(pending.decoded);
+  const std::byte* stored = batch.stored->host + pending.stored_at;
+  const std::size_t written = ZSTD_decompress(decoded.data(), decoded.size(), stored, pending.stored_size);
+  if (ZSTD_isError(written) || written != pending.decoded) {
+    const std::string why = ZSTD_isError(written) ? std::string(ZSTD_getErrorName(written))
+                                                  : fmt::format("decoded to {} bytes, not {}", written, pending.decoded);
+    record(Error(ErrorKind::corrupt_data, fmt::format("{}: codec {}: {}", pending.where, route_.compressor, why)));
+    return;
+  }
+  // Over what the GPU left in the chunk's slot, then placed again: the batch's placement already
+  // copied that slot, and nothing else writes the chunk's box in the destination.
+  cudaStream_t stream = batch.stream;
+  std::byte* base = batch.decoded->data;
+  check_cuda(cudaMemcpyAsync(base + pending.decoded_at, decoded.data(), decoded.size(), cudaMemcpyHostToDevice, stream),
+             "cudaMemcpyAsync (a chunk decoded by libzstd to the device)");
+  if (pending.entry_index >= 0) {
+    const auto index = static_cast<std::size_t>(pending.entry_index);
+    const auto* entries = reinterpret_cast<const BatchEntry*>(batch.tables->scratch() + batch.entries_at);
+    check_cuda(launch_batch(entries + index, 1, batch.entries[index].count, base, stream),
+               "placement kernel launch (a chunk decoded by libzstd)");
+  }
+  if (pending.alone_index >= 0) {
+    const AloneCopy& copy = batch.alone[static_cast<std::size_t>(pending.alone_index)];
+    check_cuda(launch_copy(copy.plan, base + copy.src_offset, copy.dst, stream),
+               "scatter kernel launch (a chunk decoded by libzstd)");
+  }
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (a chunk decoded by libzstd)");
+  ++host_chunks_;
+  host_bytes_ += pending.decoded;
 }
 
 void GpuDecodeSink::record(Error error) {
@@ -380,6 +437,8 @@ SinkDecodeCounts GpuDecodeSink::sink_decoded() const {
   SinkDecodeCounts counts;
   counts.chunks = chunks_;
   counts.bytes = bytes_;
+  counts.host_chunks = host_chunks_;
+  counts.host_bytes = host_bytes_;
   return counts;
 }
 

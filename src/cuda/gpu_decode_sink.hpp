@@ -2,9 +2,9 @@
 //
 // Wraps a DeviceSink: fills and chunks the reader decodes on the CPU (staging()/place()) go to it
 // unchanged. place_stored() takes a chunk's stored bytes instead: it plans the chunk on the host
-// (codec::portable::blosc_plan, or the numcodecs lz4 size header), packs its bytes into the
+// (codec::portable::blosc_plan, the numcodecs lz4 size header, or the zstd frame header), packs its bytes into the
 // worker's pinned batch buffer and adds its decode jobs (one per blosc stream, blosc_gpu_jobs.hpp,
-// plus one unshuffle per shuffled block; one per lz4 chunk)
+// plus one unshuffle per shuffled block; one per lz4 or zstd chunk)
 // and its placement entry (batch_table.hpp's BatchEntry, swap and transpose folded into the
 // strides: stored_box_plan.hpp). A chunk the planner refuses (blosclz or zstd inside blosc, a
 // frame it cannot plan, a size header that is not the chunk's) is left to the reader, which
@@ -28,8 +28,9 @@
 // that region undefined, as on the CPU path). Pinned and device buffers come from DevicePool and
 // go back to it, so a read after the first allocates nothing; a batch takes its pinned staging
 // when first filled and device memory for what it holds, so a small read holds little.
-//
-// Adding a codec (zstd): see the "codec slot" comments in gpu_decode_sink.cpp.
+// A zstd frame the GPU decoder does not take (zstd_frame.hpp: more frames after it, 12-bit
+// Huffman tables) comes back `unsupported`; that chunk is decoded with libzstd when its batch is
+// retired and placed again (decode_on_host), so such frames are read, never refused.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -89,6 +90,14 @@ class GpuDecodeSink final : public ChunkSink {
     std::uint32_t first_job = 0;  // in its codec's job table (blosc: the stream jobs)
     std::uint32_t jobs = 0;
     std::uint64_t decoded = 0;    // bytes the chunk must decode to
+    // For a chunk decoded again on the host (a zstd frame the GPU leaves to libzstd): where its
+    // stored bytes are in the batch's staging, its slot in the decode buffer, and its placement
+    // (an index in the batch's entries or alone copies; -1: none).
+    std::size_t stored_at = 0;
+    std::size_t stored_size = 0;
+    std::size_t decoded_at = 0;
+    std::int64_t entry_index = -1;
+    std::int64_t alone_index = -1;
   };
   // A box a placement entry cannot hold, copied by its own launch.
   struct AloneCopy {
@@ -100,20 +109,21 @@ class GpuDecodeSink final : public ChunkSink {
     SlotPtr stored;  // pinned stored bytes and their device copy (the slot's scratch)
     SlotPtr tables;  // pinned tables up and statuses back, and their device copy
     DeviceBlockPtr decoded;  // from the pool, sized at launch to what the batch holds
-    DeviceBlockPtr scratch;  // blosc blocks' unshuffle scratch, likewise
+    DeviceBlockPtr scratch;  // blosc blocks' unshuffle scratch, zstd frames' tables, likewise
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
     std::size_t stored_end = 0;
     std::size_t decoded_end = 0;
     std::size_t scratch_end = 0;
     std::size_t table_bytes = 0;  // what the tables and statuses take, padding included
-    std::vector<GpuDecodeJob> lz4_jobs;
+    std::vector<GpuDecodeJob> frame_jobs;  // lz4 or zstd: one per chunk
     BloscGpuJobs blosc_jobs;
     std::vector<BatchEntry> entries;
     std::uint32_t max_units = 0;
     std::vector<AloneCopy> alone;
     std::vector<Pending> pending;
     // Offsets in the tables slot of the statuses copied back (valid while in flight).
+    std::size_t entries_at = 0;
     std::size_t outcomes_at = 0;
     std::size_t statuses_at = 0;
     unsigned writers = 0;    // workers copying a chunk's bytes in, outside the lock
@@ -133,6 +143,9 @@ class GpuDecodeSink final : public ChunkSink {
   void ensure_device_block(DeviceBlockPtr& block, std::size_t bytes);
   // Waits for a batch sent earlier and checks its statuses, recording the first failure (lock held).
   void retire(Batch& batch);
+  // A retired batch's chunk the GPU left `unsupported` (a zstd frame followed by more frames, or
+  // with Huffman tables past the format's 11 bits): decoded with libzstd and placed again.
+  void decode_on_host(Batch& batch, const Pending& pending);
   void record(Error error);
   void throw_if_failed();
   void release(bool broken);
@@ -153,6 +166,8 @@ class GpuDecodeSink final : public ChunkSink {
   std::size_t launched_ = 0;
   std::uint64_t chunks_ = 0;
   std::uint64_t bytes_ = 0;
+  std::uint64_t host_chunks_ = 0;  // chunks decode_on_host() decoded
+  std::uint64_t host_bytes_ = 0;
   cudaEvent_t ready_ = nullptr;
   std::atomic<bool> failed_{false};
   std::mutex error_mutex_;

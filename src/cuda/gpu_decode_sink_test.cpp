@@ -14,6 +14,8 @@
 #include <functional>
 #include <iterator>
 
+#include <zstd.h>
+
 #include "codec/portable/blosc_frame.hpp"
 #include "cuda/batch_test_arrays.hpp"
 #include "test_support.hpp"
@@ -39,6 +41,36 @@ json blosc(const char* cname, const char* shuffle, int typesize, int clevel = 5)
            {{"cname", cname}, {"clevel", clevel}, {"shuffle", shuffle}, {"typesize", typesize}, {"blocksize", 0}}}};
 }
 json lz4() { return {{"name", "numcodecs.lz4"}, {"configuration", {{"acceleration", 1}}}}; }
+json zstd(int level, bool checksum) {
+  return {{"name", "zstd"}, {"configuration", {{"level", level}, {"checksum", checksum}}}};
+}
+
+// A chunk file rewritten as two zstd frames (its first half, then the rest): valid for libzstd
+// and the CPU path; the host planner sees a first frame smaller than the chunk and leaves it to
+// the CPU.
+void split_into_two_frames(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<char> stored(std::istreambuf_iterator<char>(in), {});
+  in.close();
+  std::vector<char> decoded(ZSTD_getFrameContentSize(stored.data(), stored.size()));
+  ASSERT_EQ(ZSTD_decompress(decoded.data(), decoded.size(), stored.data(), stored.size()), decoded.size());
+  std::vector<char> out;
+  for (auto [from, to] : {std::pair{std::size_t{0}, decoded.size() / 2}, std::pair{decoded.size() / 2, decoded.size()}}) {
+    std::vector<char> frame(ZSTD_compressBound(to - from));
+    const std::size_t n = ZSTD_compress(frame.data(), frame.size(), decoded.data() + from, to - from, 1);
+    ASSERT_FALSE(ZSTD_isError(n));
+    out.insert(out.end(), frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  std::ofstream(file, std::ios::binary | std::ios::trunc).write(out.data(), static_cast<std::streamsize>(out.size()));
+}
+
+// A skippable frame (RFC 8878, 3.1.2) after a chunk's frame: libzstd skips it; the host planner
+// (the header only) accepts the chunk, the GPU decoder reports it `unsupported` after decoding,
+// and the sink decodes the chunk again with libzstd and places it over the GPU's.
+void append_skippable_frame(const std::filesystem::path& file) {
+  const char skippable[] = {0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 'z', 'd', '!'};
+  std::ofstream(file, std::ios::binary | std::ios::app).write(skippable, sizeof(skippable));
+}
 json v2_doc(const char* dtype, json compressor, const char* order = "C") {
   return {{"zarr_format", 2}, {"shape", {45, 40, 38}}, {"chunks", {16, 16, 16}}, {"dtype", dtype},
           {"fill_value", 0},  {"order", order},        {"compressor", compressor}, {"filters", nullptr}};
@@ -111,6 +143,26 @@ std::vector<GpuCase> gpu_cases(const std::filesystem::path& dir) {
   add("sharded_lz4_big",
       write_batch_array<std::uint16_t>(dir / "sharded_lz4_big",
                                        sharded_doc("uint16", json::array({bytes_codec("big"), lz4()})), 0, 0));
+  add("v3_zstd_checksum", write_batch_array<std::uint16_t>(
+                              dir / "v3_zstd_checksum",
+                              batch_doc(shape, chunks, "uint16", 0, json::array({bytes_codec(), zstd(1, true)})), 16, 0));
+  add("v3_zstd_transposed_big_f64",
+      write_batch_array<double>(
+          dir / "v3_zstd_transposed_big_f64",
+          batch_doc(shape, chunks, "float64", 0,
+                    json::array({{{"name", "transpose"}, {"configuration", {{"order", {2, 1, 0}}}}}, bytes_codec("big"),
+                                 zstd(19, false)})),
+          0, 0.0));
+  add("v2_zstd_i32", write_batch_array<std::int32_t>(dir / "v2_zstd_i32", v2_doc("<i4", {{"id", "zstd"}, {"level", 3}}), 0, 0));
+  add("sharded_zstd", write_batch_array<std::uint16_t>(
+                          dir / "sharded_zstd", sharded_doc("uint16", json::array({bytes_codec(), zstd(1, false)})), 16, 0));
+  // Mixed: chunks of two frames, or a frame and a skippable frame, which go to libzstd.
+  add("v3_zstd_two_frames",
+      write_batch_array<std::uint16_t>(dir / "v3_zstd_two_frames",
+                                       batch_doc(shape, chunks, "uint16", 0, json::array({bytes_codec(), zstd(1, false)})), 0, 0));
+  for (const char* key : {"c/0/0/0", "c/1/1/1"}) split_into_two_frames(dir / "v3_zstd_two_frames" / key);
+  for (const char* key : {"c/2/0/1", "c/0/2/2"}) append_skippable_frame(dir / "v3_zstd_two_frames" / key);
+  cases.back().mixed = true;
   // Mixed: the same data written with blosclz, some of whose chunk files then replace lz4 ones.
   add("v3_blosc_mixed",
       write_batch_array<std::uint16_t>(
@@ -206,7 +258,7 @@ void compare_cases(const std::vector<std::string>& names) {
           EXPECT_GT(stats.chunks_decoded_gpu, 0u) << what;
           EXPECT_EQ(stats.chunks_decoded_gpu + stats.chunks_decoded_cpu + stats.chunks_missing, stats.chunks_total) << what;
           if (c.mixed) {
-            EXPECT_GT(stats.chunks_decoded_cpu, 0u) << what << ": blosclz chunks go to the CPU";
+            EXPECT_GT(stats.chunks_decoded_cpu, 0u) << what << ": blosclz and two-frame zstd chunks go to the CPU";
           } else {
             EXPECT_EQ(stats.chunks_decoded_cpu, 0u) << what;
           }
@@ -238,7 +290,14 @@ TEST(GpuDecode, ZarrV2ArraysMatchTheCpuDecode) {
 
 TEST(GpuDecode, ShardedInnerChunksMatchTheCpuDecode) {
   REQUIRE_GPU();
-  compare_cases({"sharded_blosc_lz4", "sharded_lz4_big"});
+  compare_cases({"sharded_blosc_lz4", "sharded_lz4_big", "sharded_zstd"});
+}
+
+// One thread per frame (zstd_decode_kernels.cu): checksummed, level 19, big-endian transposed,
+// v2, and frames the GPU leaves to libzstd within the same read.
+TEST(GpuDecode, ZstdMatchesTheCpuDecode) {
+  REQUIRE_GPU();
+  compare_cases({"v3_zstd_checksum", "v3_zstd_transposed_big_f64", "v2_zstd_i32", "v3_zstd_two_frames"});
 }
 
 // Batches are shared by the workers and turn in a ring: with 16 workers and 1 MiB batches, a
@@ -306,14 +365,16 @@ TEST(GpuDecode, CorruptChunksFailNamingTheKey) {
   REQUIRE_GPU();
   test::TempDir dir;
   auto cases = gpu_cases(dir.path());
-  for (const std::string name : {"v3_lz4", "v3_blosc_lz4_shuffle", "v3_blosc_lz4_bitshuffle"}) {
+  for (const std::string name : {"v3_lz4", "v3_blosc_lz4_shuffle", "v3_blosc_lz4_bitshuffle", "v3_zstd_checksum"}) {
     SCOPED_TRACE(name);
     const auto it = std::find_if(cases.begin(), cases.end(), [&](const GpuCase& c) { return c.name == name; });
     ASSERT_NE(it, cases.end());
     const std::filesystem::path chunk = dir.path() / name / "c" / "1" / "0" / "1";
     overwrite(chunk, [&](std::vector<char>& bytes) {
       std::size_t from = 4;  // numcodecs lz4: everything after the size header
-      if (name != "v3_lz4") {
+      if (name == "v3_zstd_checksum") {
+        from = 12;  // zstd: past the frame header and the first block's header, checksum checked
+      } else if (name != "v3_lz4") {
         codec::portable::BloscFrame frame;
         ASSERT_EQ(codec::portable::blosc_plan(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
                                               16 * 16 * 16 * 2, frame),

@@ -19,8 +19,10 @@ class StoreFile;
 
 // Chunks a sink decoded itself (place_stored), and their decoded bytes.
 struct SinkDecodeCounts {
-  std::uint64_t chunks = 0;
+  std::uint64_t chunks = 0;  // decoded on the device
   std::uint64_t bytes = 0;
+  std::uint64_t host_chunks = 0;  // handed to place_stored() but decoded on the host by the sink
+  std::uint64_t host_bytes = 0;
 };
 
 // An error about a chunk handed to place_stored() earlier, found while the reader works on

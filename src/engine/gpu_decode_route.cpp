@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codec/portable/zstd_frame.hpp"
 #include "zarrdirect/dtype.hpp"
 
 namespace zarrdirect {
@@ -28,7 +29,9 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     // blosc frames give a warp per stream (thousands per batch): 39.9 GB/s against 24.8 on 16
     // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11).
     {GpuCodec::blosc, "blosc-lz4", true, true},
-    {GpuCodec::zstd, "zstd", false, false},
+    // zstd frames give one thread per chunk (zstd_decode_kernels.cu): wired for `gpu`, kept on
+    // the CPU by `auto` until a cooperative decoder beats 16 cores (docs/BENCHMARKS.md).
+    {GpuCodec::zstd, "zstd", true, false},
 };
 
 const GpuCodecRow* row_of(GpuCodec codec) {
@@ -179,9 +182,15 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
       // numcodecs: a little-endian uint32 of the decoded size, then one LZ4 block.
       plan.accepted = stored.size() >= 4 && codec::portable::blosc_detail::read_le32(bytes) == chunk_bytes;
       break;
-    case GpuCodec::zstd:
-      // Codec slot (zstd): accepted when zstd_frame_plan(bytes, stored.size()) is supported and
-      // gives chunk_bytes.
+    case GpuCodec::zstd: {
+      // The header alone (a few bytes): a frame of exactly the chunk's size, without a dictionary.
+      // What only decoding reveals (further frames after this one, Huffman tables past the
+      // format's 11 bits) comes back from the GPU as `unsupported`, and the sink decodes that
+      // chunk with libzstd.
+      const codec::portable::ZstdFramePlan frame = codec::portable::zstd_frame_plan(bytes, stored.size(), chunk_bytes);
+      plan.accepted = frame.status == codec::portable::DecodeStatus::ok && frame.content_size == chunk_bytes;
+      break;
+    }
     case GpuCodec::none:
       break;
   }

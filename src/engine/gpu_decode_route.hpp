@@ -26,8 +26,7 @@
 
 namespace zarrdirect {
 
-// The compressors with a GPU decoder, present or planned. zstd's slot: the decoder
-// (launch_zstd_decode) is being written; until it is wired, decode_on_gpu() says no for it.
+// The compressors with a GPU decoder.
 enum class GpuCodec : std::uint8_t { none, lz4, blosc, zstd };
 std::string_view to_string(GpuCodec codec);
 
@@ -58,7 +57,8 @@ GpuDecodeRoute gpu_decode_route_of_array(const nlohmann::json& codecs, const cod
 // must decode to `chunk_bytes` bytes. Refused (decoded on the CPU instead, which also reports
 // what is wrong with a bad one): blosc frames blosc_plan does not accept (blosclz, zstd, ...
 // inside, a header it cannot plan) or that decode to another size; numcodecs lz4 whose size
-// header is not the chunk's; codecs without a wired decoder.
+// header is not the chunk's; zstd frames whose header names another size, a dictionary, or no
+// content size; codecs without a wired decoder.
 struct GpuChunkPlan {
   bool accepted = false;
   codec::portable::BloscFrame frame;  // blosc: the checked header, for the block jobs

@@ -5,6 +5,7 @@
 
 #include <blosc.h>
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <cstring>
 #include <vector>
@@ -106,7 +107,7 @@ TEST(GpuDecodeRoute, ShardedArraysRouteTheirInnerChain) {
 }
 
 TEST(GpuDecodeRoute, PolicyTable) {
-  for (GpuCodec codec : {GpuCodec::lz4, GpuCodec::blosc}) {
+  for (GpuCodec codec : {GpuCodec::lz4, GpuCodec::blosc, GpuCodec::zstd}) {
     EXPECT_TRUE(decode_on_gpu(DecodeSide::gpu, codec, true)) << to_string(codec);
     // auto takes the GPU where its decoder measured faster (the table's `automatic`): blosc.
     EXPECT_EQ(decode_on_gpu(DecodeSide::automatic, codec, true), codec == GpuCodec::blosc) << to_string(codec);
@@ -116,10 +117,10 @@ TEST(GpuDecodeRoute, PolicyTable) {
   }
   for (DecodeSide side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu}) {
     EXPECT_FALSE(decode_on_gpu(side, GpuCodec::none, true));
-    EXPECT_FALSE(decode_on_gpu(side, GpuCodec::zstd, true)) << "zstd has no wired decoder yet";
   }
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::cpu), std::vector<std::string>{});
-  EXPECT_EQ(gpu_decoded_codecs(DecodeSide::gpu), (std::vector<std::string>{"lz4", "blosc-lz4"}));
+  EXPECT_EQ(gpu_decoded_codecs(DecodeSide::automatic), std::vector<std::string>{"blosc-lz4"});
+  EXPECT_EQ(gpu_decoded_codecs(DecodeSide::gpu), (std::vector<std::string>{"lz4", "blosc-lz4", "zstd"}));
 }
 
 TEST(GpuDecodeRoute, DescribesThePolicy) {
@@ -166,8 +167,36 @@ TEST(GpuDecodeRoute, ChunkPlanFallsBackPerFrame) {
   EXPECT_TRUE(plan_gpu_chunk(GpuCodec::lz4, header, 0x2000).accepted);
   EXPECT_FALSE(plan_gpu_chunk(GpuCodec::lz4, header, 0x2001).accepted);
   EXPECT_FALSE(plan_gpu_chunk(GpuCodec::lz4, std::span(header).first(3), 0x2000).accepted);
-  EXPECT_FALSE(plan_gpu_chunk(GpuCodec::zstd, header, 0x2000).accepted);
+  EXPECT_FALSE(plan_gpu_chunk(GpuCodec::zstd, header, 0x2000).accepted) << "lz4 bytes are no zstd frame";
   EXPECT_FALSE(plan_gpu_chunk(GpuCodec::none, header, 0x2000).accepted);
+}
+
+std::vector<std::byte> zstd_frame(const std::vector<std::uint16_t>& data, bool content_size) {
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, content_size ? 1 : 0);
+  std::vector<std::byte> out(ZSTD_compressBound(data.size() * 2));
+  const std::size_t n = ZSTD_compress2(cctx, out.data(), out.size(), data.data(), data.size() * 2);
+  ZSTD_freeCCtx(cctx);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(ZSTD_isError(n) ? 0 : n);
+  return out;
+}
+
+// zstd: the frame header must name the chunk's size; frames without one stay on the CPU.
+TEST(GpuDecodeRoute, ZstdChunkPlanReadsTheFrameHeader) {
+  std::vector<std::uint16_t> data(4096);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(1000 + (i / 7) % 90);
+  const std::uint64_t nbytes = data.size() * 2;
+  const auto frame = zstd_frame(data, true);
+  EXPECT_TRUE(plan_gpu_chunk(GpuCodec::zstd, frame, nbytes).accepted);
+  EXPECT_FALSE(plan_gpu_chunk(GpuCodec::zstd, frame, nbytes + 2).accepted) << "a frame of another size";
+  EXPECT_FALSE(plan_gpu_chunk(GpuCodec::zstd, frame, nbytes - 2).accepted) << "a frame larger than the chunk";
+  EXPECT_FALSE(plan_gpu_chunk(GpuCodec::zstd, zstd_frame(data, false), nbytes).accepted) << "no content size";
+  EXPECT_FALSE(plan_gpu_chunk(GpuCodec::zstd, std::span(frame).first(3), nbytes).accepted) << "truncated";
+  auto dictionary = frame;
+  dictionary[4] = std::byte{static_cast<std::uint8_t>(std::to_integer<unsigned>(dictionary[4]) | 1u)};
+  EXPECT_FALSE(plan_gpu_chunk(GpuCodec::zstd, dictionary, nbytes).accepted) << "a dictionary id flag";
 }
 
 }  // namespace

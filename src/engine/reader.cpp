@@ -169,8 +169,8 @@ class ReadJob {
     const SinkDecodeCounts on_device = sink_.sink_decoded();
     stats.chunks_decoded_gpu = static_cast<std::size_t>(on_device.chunks);
     stats.bytes_decoded_gpu = on_device.bytes;
-    stats.chunks_decoded_cpu = static_cast<std::size_t>(cpu_decoded_.load());
-    stats.bytes_decoded_cpu = cpu_decoded_.load() * staged_bytes_;
+    stats.chunks_decoded_cpu = static_cast<std::size_t>(cpu_decoded_.load() + on_device.host_chunks);
+    stats.bytes_decoded_cpu = cpu_decoded_.load() * staged_bytes_ + on_device.host_bytes;
     return stats;
   }
 
