@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU against CPU decoding of compressed chunks (issue 18), one run: writes a uint16 sample
 # (smooth signal plus noise, 128^3 chunks) uncompressed, then converts it to blosc-lz4 with byte
-# shuffle, numcodecs lz4 and 256^3 shards of 64^3 blosc-lz4 inner chunks, and reads each warm into
+# shuffle, numcodecs lz4, 256^3 shards of 64^3 blosc-lz4 inner chunks, zstd-1 and 512^3 shards of
+# 32^3 zstd-1 inner chunks (ARRAYS="..." picks among them), and reads each warm into
 # GPU memory with ZARRDIRECT_DECODE=gpu and =cpu (`zarrdirect bench --decode`), the uncompressed
 # array beside them. Median GB/s of --repeat runs after one warming read, of decoded bytes.
 #
@@ -20,6 +21,13 @@ mkdir -p "$work"
 [ -e "$work/lz4/zarr.json" ] || "$z" convert "$work/raw" "$work/lz4" --codec lz4 -q
 [ -e "$work/sharded-blosc-lz4/zarr.json" ] ||
   "$z" convert "$work/raw" "$work/sharded-blosc-lz4" --codec blosc:lz4:5:shuffle --chunks 64,64,64 --shards 256,256,256 -q
+# zstd-1: one GPU thread per frame (128^3: 4 MiB frames; shards of 32^3: 64 KiB frames, many more).
+arrays=${ARRAYS:-raw blosc-lz4 lz4 sharded-blosc-lz4 zstd-1 sharded-zstd-1-32}
+case " $arrays " in *" zstd-1 "*)
+  [ -e "$work/zstd-1/zarr.json" ] || "$z" convert "$work/raw" "$work/zstd-1" --codec zstd:1 -q ;; esac
+case " $arrays " in *" sharded-zstd-1-32 "*)
+  [ -e "$work/sharded-zstd-1-32/zarr.json" ] ||
+    "$z" convert "$work/raw" "$work/sharded-zstd-1-32" --codec zstd:1 --chunks 32,32,32 --shards 512,512,512 -q ;; esac
 stagings=${STAGINGS:-256}
 header="| array | stored GiB |"
 rule="|---|---:|"
@@ -30,7 +38,7 @@ rate() {
   "$z" bench "$1" --device cuda --decode "$2" --repeat "$repeat" --json |
     python3 -c 'import json, sys; print("%.2f" % json.load(sys.stdin)["median_gbps"])'
 }
-for name in raw blosc-lz4 lz4 sharded-blosc-lz4; do
+for name in $arrays; do
   stored=$(du -sb "$work/$name" | awk '{printf "%.2f", $1 / 2^30}')
   "$z" bench "$work/$name" --device cuda --repeat 1 > /dev/null  # warm
   row="| $name | $stored |"
