@@ -30,7 +30,9 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11).
     {GpuCodec::blosc, "blosc-lz4", true, true},
     // zstd frames give one thread per chunk (zstd_decode_kernels.cu): wired for `gpu`, kept on
-    // the CPU by `auto` until a cooperative decoder beats 16 cores (docs/BENCHMARKS.md).
+    // the CPU by `auto`: 0.15 GB/s against 10.95 on 16 cores for 4 MiB frames (128^3 uint16),
+    // 4.64 against 12.25 for 64 KiB frames (shards of 32^3), H100, session 12. A cooperative
+    // decoder (a warp per frame or per block) is what would change this row.
     {GpuCodec::zstd, "zstd", true, false},
 };
 
