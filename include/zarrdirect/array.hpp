@@ -347,6 +347,20 @@ class Array {
   WriteStats write(const Region& region, const Source& source, const WriteSettings& options = {},
                    const Settings& settings = Settings::from_environment()) const;
 
+  // Changes the shape (as many dimensions as before), as zarr-python's resize, in place:
+  // chunks (or shards) wholly outside the new shape are erased, and every element the new shape
+  // adds reads as the fill value (zarr-python would show what edge chunks held past the old
+  // shape; here those parts are rewritten with the fill value: when shrinking, before the shape
+  // changes; when growing, after). The metadata file is rewritten under its lock with only
+  // "shape" changed. This object then describes the new shape; other Array objects of the folder
+  // keep the old one. Errors: invalid_argument naming the array for another number of
+  // dimensions; invalid_metadata when the new shape is refused as metadata (too many elements);
+  // unsupported for an array read over HTTP; io when a file cannot be written (the steps done
+  // keep their effect: a chunk is old or new, never torn). Not to be called while the array is
+  // being written elsewhere; consolidated metadata (.zmetadata) is not updated.
+  void resize(const std::vector<std::uint64_t>& shape, const WriteSettings& options = {},
+              const Settings& settings = Settings::from_environment());
+
   // Lists the array folder (never reading outside it) and opens each chunk key found to take
   // its size; keys are taken from the listing, so a sparse grid of billions costs what is
   // stored. Error(io) when the folder cannot be opened. Safe from any thread.

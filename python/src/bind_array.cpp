@@ -102,6 +102,11 @@ void bind_array(py::module_& module) {
              py::gil_scoped_release unlocked;
              return self.storage_summary().bytes_stored;
            })
+      .def("chunks_stored",
+           [](const Array& self) {
+             py::gil_scoped_release unlocked;
+             return self.storage_summary().chunks_stored;
+           })
       .def_property_readonly("metadata", [](const Array& self) { return to_python(describe_metadata(self.metadata())); })
       .def_property_readonly("fill_value_bytes",
                              [](const Array& self) {

@@ -178,9 +178,19 @@ py::object update_group_attributes(Group& group, const std::string& set_json, co
   return to_python(group.attributes());
 }
 
+// Array::resize, the GIL released (it may rewrite edge chunks).
+void resize_array(Array& array, const std::vector<std::uint64_t>& shape, bool durable) {
+  WriteSettings options;
+  options.durable = durable;
+  py::gil_scoped_release release;
+  array.resize(shape, options);
+}
+
 }  // namespace
 
 void bind_write(py::module_& module) {
+  module.def("resize", &resize_array, py::arg("array"), py::arg("shape"), py::arg("durable"),
+             "Changes the array's shape in place (Array::resize); the array's metadata then holds it.");
   module.def("update_attributes", &update_array_attributes, py::arg("array"), py::arg("set_json"), py::arg("remove"),
              py::arg("replace"),
              "Saves a change of an array's attributes (zarr.json or .zattrs, atomically); the array's metadata "

@@ -143,6 +143,12 @@ class Array:
         counts stored chunks (metadata files are not included)."""
         return int(self._native.bytes_stored())
 
+    @property
+    def nchunks_initialized(self) -> int:
+        """Chunk files stored, as zarr-python counts them (for a sharded array, shard files:
+        the unit of storage). Lists the array's folder."""
+        return int(self._native.chunks_stored())
+
     # -- what zarr-python users reach for ------------------------------------------------------
     #
     # Codec configurations come back as plain dicts in numcodecs' form ({"id": "zstd", "level": 1}),

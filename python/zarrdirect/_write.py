@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 from typing import Any, Optional, Sequence
 
@@ -144,6 +145,53 @@ class WritableArray(Array):
     def set_mask_selection(self, mask: Any, value: Any) -> None:
         """zarr-python's name for ``arr.vindex[mask] = value``, `mask` a boolean array of the array's shape."""
         self.vindex[mask] = value
+
+    def resize(self, *shape: Any, durable: bool = False) -> None:
+        """Changes the shape in place, as zarr-python's ``resize`` (``arr.resize(20, 30)`` or
+        ``arr.resize((20, 30))``): chunks wholly outside the new shape are deleted, and every
+        element the new shape adds reads as the fill value (zarr-python would show what edge
+        chunks held past the old shape; zarrdirect rewrites those parts with the fill value).
+        Only ``shape`` changes in the metadata file, rewritten atomically. Other handles on the
+        array keep the old shape until reopened; consolidated metadata is not updated.
+
+        durable: fsync what is written before returning."""
+        self._check_writable()
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        try:
+            new_shape = [operator.index(extent) for extent in shape]
+        except TypeError:
+            raise TypeError(f"resize takes integer extents, not {shape!r}") from None
+        if len(new_shape) != len(self.shape):
+            raise ValueError(f"{self.path}: cannot resize a {len(self.shape)}-d array to {tuple(new_shape)}")
+        if any(extent < 0 for extent in new_shape):
+            raise ValueError(f"{self.path}: negative extent in {tuple(new_shape)}")
+        _native.resize(self._native, new_shape, bool(durable))
+        self._metadata = self._native.metadata
+
+    def append(self, data: Any, axis: int = 0, *, durable: bool = False) -> tuple[int, ...]:
+        """Grows `axis` by the extent of `data` along it and writes `data` there, as zarr-python's
+        ``append``; `data` (NumPy, a scalar-free array-like, or a CUDA array) must match the array
+        on every other axis. Returns the new shape."""
+        self._check_writable()
+        if not hasattr(data, "shape") or (not hasattr(data, "__cuda_array_interface__") and not hasattr(data, "dtype")):
+            data = np.asarray(data)
+        data_shape = tuple(int(n) for n in data.shape)
+        if len(data_shape) != len(self.shape):
+            raise ValueError(f"shape of data to append {data_shape} is not compatible with the array's {self.shape}")
+        axis = operator.index(axis)
+        if not -len(self.shape) <= axis < len(self.shape):
+            raise getattr(np, "exceptions", np).AxisError(axis, len(self.shape))  # NumPy 2 moved it
+        axis %= len(self.shape)
+        if any(data_shape[d] != self.shape[d] for d in range(len(self.shape)) if d != axis):
+            raise ValueError(f"shape of data to append {data_shape} is not compatible with the array's {self.shape} "
+                             f"along axes other than {axis}")
+        old = self.shape
+        new_shape = tuple(old[d] + (data_shape[d] if d == axis else 0) for d in range(len(old)))
+        self.resize(new_shape, durable=durable)
+        region = tuple(slice(old[d], new_shape[d]) if d == axis else slice(None) for d in range(len(old)))
+        self._write(select(region, self.shape), data, None, None, durable, False, False)
+        return new_shape
 
     def _check_writable(self) -> None:
         if not self._writable:
