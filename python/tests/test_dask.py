@@ -55,12 +55,19 @@ def test_unsharded_blocks_default_to_whole_chunks_about_the_dask_chunk_size(tmp_
     assert max(np.prod([max(sizes) for sizes in grown]), 0) * expected.itemsize <= 4 * chunk_bytes
     assert sum(len(sizes) for sizes in grown) < 5 + 2 + 1
     np.testing.assert_array_equal(zd.from_zarr(array).compute(), expected)
-    # A 4 GiB array of 4 MiB chunks: about a hundred blocks of about 100 MiB, not 1,024.
+    # A 4 GiB array of 4 MiB chunks: 32 equal blocks of 128 MiB (Dask's "auto" gives 54 of
+    # 384 and 256, the last wave of 16 block reads a third full), not 1,024.
     big = zarrdirect.create(tmp_path / "big.zarr", shape=(1024, 1024, 2048), dtype="uint16",
                             chunks=(128, 128, 128))
     blocks = zd.from_zarr(big).chunks
-    assert all(size % 128 == 0 for sizes in blocks for size in sizes)
-    assert 8 <= np.prod([len(sizes) for sizes in blocks]) <= 128, blocks
+    assert blocks == ((256,) * 4, (512,) * 2, (512,) * 4), blocks
+    # Uneven grids: blocks of equal size, or a last one at least half the others.
+    odd = zarrdirect.create(tmp_path / "odd.zarr", shape=(50, 64), dtype="uint8", chunks=(10, 64))
+    with dask.config.set({"array.chunk-size": f"{3 * 640}B"}):
+        assert zd.from_zarr(odd).chunks == ((30, 20), (64,))
+    # A grid of billions of chunks is planned in a few steps, to about the chunk size.
+    huge = zd._block_units((7 * 10 ** 9,), (7,), 4, 128 << 20)
+    assert 0.9 * (128 << 20) <= huge[0] * 28 <= 128 << 20, huge
 
 
 def test_blocks_follow_the_chunks_argument(tmp_path) -> None:
