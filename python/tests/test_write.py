@@ -145,7 +145,8 @@ def test_metadata_options(tmp_path):
     assert np.isnan(arr[...]).all()
     v2 = zarrdirect.create(tmp_path / "b", shape=(6,), dtype=">i2", chunks=3, zarr_format=2, attributes={"k": 1})
     assert v2.zarr_format == 2 and v2.attrs == {"k": 1}
-    zarrdirect.create_group(tmp_path / "g", attributes={"x": 2})
+    group = zarrdirect.create_group(tmp_path / "g", attributes={"x": 2})  # returned open, as zarr-python's
+    assert isinstance(group, zarrdirect.Group) and group.attrs == {"x": 2}
     assert zarrdirect.open_group(tmp_path / "g").attrs == {"x": 2}
 
 

@@ -16,7 +16,7 @@ import json
 import math
 import operator
 import os
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from ._out import _c_strides, _region_strides
 from ._fancy import plan_index
 from ._region import Points, Selection, select
 from ._scattered_write import write_points, write_selection
+
+if TYPE_CHECKING:
+    from ._group import Group
 
 __all__ = ["WritableArray", "create", "open", "save", "create_group", "write_zarr_from_gpu"]
 
@@ -374,9 +377,12 @@ def create(path: str | os.PathLike, *, shape: Sequence[int] | int, dtype: Any, c
 
 
 def create_group(path: str | os.PathLike, *, zarr_format: int = 3, attributes: dict | None = None,
-                 overwrite: bool = False) -> None:
-    """Creates a Zarr group (v3 zarr.json, or v2 .zgroup and .zattrs) in folder `path`."""
+                 overwrite: bool = False) -> "Group":
+    """Creates a Zarr group (v3 zarr.json, or v2 .zgroup and .zattrs) in folder `path` and
+    returns it open, as zarr-python's ``create_group`` / ``open_group(mode="w")`` do."""
+    from ._group import open_group  # _group builds on the arrays this module writes
     _native.create_group(os.fspath(path), int(zarr_format), json.dumps(attributes or {}), bool(overwrite))
+    return open_group(path)
 
 
 def save(path: str | os.PathLike, data: Any, **create_options: Any) -> WritableArray:
