@@ -148,6 +148,11 @@ def test_metadata_options(tmp_path):
     group = zarrdirect.create_group(tmp_path / "g", attributes={"x": 2})  # returned open, as zarr-python's
     assert isinstance(group, zarrdirect.Group) and group.attrs == {"x": 2}
     assert zarrdirect.open_group(tmp_path / "g").attrs == {"x": 2}
+    # zarr-python's load and open_array
+    np.testing.assert_array_equal(zarrdirect.load(tmp_path / "b"), v2[...])
+    assert zarrdirect.open_array(tmp_path / "b", mode="r+").mode == "r+"
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="open_group"):
+        zarrdirect.load(tmp_path / "g")
 
 
 def test_existing_nodes_need_overwrite(tmp_path):

@@ -44,7 +44,7 @@ from ._dropins import read_zarr_to_gpu, read_zarr_via_kvikio
 from ._many import ReadFuture
 from ._patches import PatchSampler
 from ._group import Group, Multiscale, open_group, open_multiscale
-from ._write import WritableArray, create, create_group, open, save, write_zarr_from_gpu
+from ._write import WritableArray, create, create_group, load, open, open_array, save, write_zarr_from_gpu
 from ._multiscale_write import write_multiscale
 
 DeviceArray = _native.DeviceArray
@@ -100,6 +100,8 @@ __all__ = [
     "PatchSampler",
     "Multiscale",
     "open",
+    "open_array",
+    "load",
     "open_group",
     "open_multiscale",
     "read_zarr_to_gpu",

@@ -385,6 +385,17 @@ def create_group(path: str | os.PathLike, *, zarr_format: int = 3, attributes: d
     return open_group(path)
 
 
+def load(path: str | os.PathLike, *, storage_options: dict | None = None) -> np.ndarray:
+    """The whole array at `path` (a folder or an http(s):// URL) as a NumPy array, as
+    zarr-python's ``load`` reads an array (a group is refused, naming open_group)."""
+    return open(path, storage_options=storage_options)[...]
+
+
+def open_array(path: str | os.PathLike, mode: str = "r", **options: Any) -> WritableArray:
+    """zarr-python's name for :func:`open` of an array (the same modes and keywords)."""
+    return open(path, mode, **options)
+
+
 def save(path: str | os.PathLike, data: Any, **create_options: Any) -> WritableArray:
     """Creates an array of `data`'s shape and dtype at `path` (options as for :func:`create`;
     chunks default to the whole array) and writes `data` (NumPy, or a CUDA array) into it."""
