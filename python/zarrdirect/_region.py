@@ -61,7 +61,13 @@ def _slice_axis(item: slice, extent: int, axis: int) -> tuple[int, int, int]:
     step = 1 if item.step is None else _as_integer(item.step)
     if step == 0:
         raise _bad(f"slice step cannot be zero (axis {axis})")
-    return slice(item.start, item.stop, step).indices(extent)
+    start, stop, step = slice(item.start, item.stop, step).indices(extent)
+    # A step longer than the axis picks the start alone, as the axis's extent does; clamping keeps
+    # the engine's int64 step from overflowing (arr[::2**64] was a pybind11 cast error).
+    longest = max(extent, 1)
+    if abs(step) > longest:
+        step = longest if step > 0 else -longest
+    return start, stop, step
 
 
 def _engine_slice(start: int, stop: int, step: int) -> tuple:
