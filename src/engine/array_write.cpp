@@ -8,6 +8,7 @@
 #include "engine/chunk_source.hpp"
 #include "engine/read_many.hpp"
 #include "engine/writer.hpp"
+#include "metadata/json_document.hpp"
 #include "zarrdirect/group.hpp"
 
 namespace zarrdirect {
@@ -66,10 +67,10 @@ Array Array::create(const std::filesystem::path& path, const nlohmann::json& doc
     FileStore store(path);
     clear_or_refuse(store, path, overwrite);
     if (v3) {
-      store.set("zarr.json", text_bytes(document.dump(2)), durable);
+      store.set("zarr.json", text_bytes(dump_json_document(document)), durable);
     } else {
-      store.set(".zarray", text_bytes(zarray.dump(2)), durable);
-      if (!attributes.empty()) store.set(".zattrs", text_bytes(attributes.dump(2)), durable);
+      store.set(".zarray", text_bytes(dump_json_document(zarray)), durable);
+      if (!attributes.empty()) store.set(".zattrs", text_bytes(dump_json_document(attributes)), durable);
     }
   }
   return Array::open(path, std::move(metadata));
@@ -87,10 +88,10 @@ Group Group::create(const std::filesystem::path& path, int zarr_format, const nl
     clear_or_refuse(store, path, overwrite);
     if (zarr_format == 3) {
       nlohmann::json doc = {{"zarr_format", 3}, {"node_type", "group"}, {"attributes", attributes}};
-      store.set("zarr.json", text_bytes(doc.dump(2)));
+      store.set("zarr.json", text_bytes(dump_json_document(doc)));
     } else {
-      store.set(".zgroup", text_bytes(nlohmann::json{{"zarr_format", 2}}.dump(2)));
-      if (!attributes.empty()) store.set(".zattrs", text_bytes(attributes.dump(2)));
+      store.set(".zgroup", text_bytes(dump_json_document(nlohmann::json{{"zarr_format", 2}})));
+      if (!attributes.empty()) store.set(".zattrs", text_bytes(dump_json_document(attributes)));
     }
   }
   return Group::open(path);

@@ -41,4 +41,13 @@ enum class NonFiniteTokens {
 nlohmann::json parse_json_document(std::string_view text, const std::string& where,
                                    NonFiniteTokens non_finite = NonFiniteTokens::refused);
 
+// `doc` as metadata text, as zarr-python writes it: laid out as nlohmann's dump(indent, ' ', true),
+// i.e. ASCII only (other characters as \uXXXX escapes: zarr-python 2 reads .zattrs and .zarray as
+// ASCII and failed on raw UTF-8), and with the floats NaN, +inf and -inf written as the bare
+// tokens NaN, Infinity and -Infinity (Python's json module's spelling, which parse_json_document
+// reads back in attributes) rather than as null, so attributes written by zarr-python 2 keep their
+// values when zarrdirect rewrites or copies them. Throws nlohmann's type_error for strings that
+// are not UTF-8, as dump() does.
+std::string dump_json_document(const nlohmann::json& doc, int indent = 2);
+
 }  // namespace zarrdirect
