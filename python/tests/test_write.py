@@ -149,6 +149,21 @@ def test_metadata_options(tmp_path):
     assert zarrdirect.open_group(tmp_path / "g").attrs == {"x": 2}
 
 
+def test_out_of_range_fill_values_and_negative_extents_are_refused(tmp_path):
+    # NumPy 1.x wrapped these silently (2**40 in int32 was stored as fill 0, -1 in uint8 as 255);
+    # the metadata reader refuses them, and so does create now. Negative extents were sent on as
+    # 2**64 - 1 and refused with that number.
+    for dtype, fill in [("i4", 2**40), ("u1", -1), ("u1", 256), ("i8", 2**63), ("u8", -1), ("i2", 1e10),
+                        ("u2", np.int64(70000))]:
+        with pytest.raises(zarrdirect.InvalidArgumentError, match="out of range"):
+            zarrdirect.create(tmp_path / "a", shape=(4,), dtype=dtype, fill_value=fill)
+        assert not (tmp_path / "a").exists()
+    assert zarrdirect.create(tmp_path / "ok", shape=(2,), dtype="u8", fill_value=2**64 - 1).fill_value == 2**64 - 1
+    assert zarrdirect.create(tmp_path / "ok", shape=(2,), dtype="i1", fill_value=-128.0, overwrite=True).fill_value == -128
+    for options in [dict(shape=(-1, 3)), dict(shape=(4, 3), chunks=(-1, 3)), dict(shape=(4, 4), chunks=(2, 2), shards=(-2, 4))]:
+        with pytest.raises(zarrdirect.InvalidArgumentError, match="negative extent"):
+            zarrdirect.create(tmp_path / "b", dtype="u1", **options)
+
 def test_existing_nodes_need_overwrite(tmp_path):
     arr = zarrdirect.create(tmp_path / "a", shape=(10,), dtype="u1", chunks=5)
     arr[...] = 9

@@ -36,6 +36,13 @@ def _fill_value_json(value: Any, dtype: np.dtype) -> Any:
     """The fill value as Zarr metadata writes it (NaN and infinities as strings)."""
     if value is None:
         value = 0
+    if dtype.kind in "iu" and not isinstance(value, (bool, np.bool_)) and np.ndim(value) == 0:
+        # Out of range is refused, as the metadata reader refuses it (and NumPy 2): NumPy 1.x
+        # wrapped it with a warning (2**40 for int32 was stored as 0, -1 for uint8 as 255).
+        info = np.iinfo(dtype)
+        number = value.item() if isinstance(value, np.generic) else value
+        if isinstance(number, (int, float)) and math.isfinite(number) and not info.min <= int(number) <= info.max:
+            raise InvalidArgumentError(f"fill_value {value!r} is out of range for {dtype}")
     scalar = np.asarray(value, dtype=dtype)[()]
     if dtype.kind == "b":
         return bool(scalar)
@@ -61,6 +68,9 @@ def _extents(value: Any, name: str) -> Optional[list[int]]:
         extents = [int(e) for e in value]
     except TypeError:
         raise InvalidArgumentError(f"{name} must be a sequence of integers, not {value!r}") from None
+    # Said here: past json.dumps a negative extent became 2**64 - 1 ("has extent 18446744073709551615").
+    if any(e < 0 for e in extents):
+        raise InvalidArgumentError(f"{name} {value!r} has a negative extent")
     return extents
 
 
