@@ -777,6 +777,14 @@ TEST_F(Cli, MultiscaleGroupsNeedALevel) {
   test::write_text(dir / "plain/zarr.json", R"({"zarr_format": 3, "node_type": "group"})");
   write_ome_image(dir / "plain/img");
   expect_error_line(cli("read -q " + quoted(dir / "plain")), {"is a Zarr group, not an array", "img"});
+  // An image with broken multiscales metadata says what is broken, not "not an array".
+  write_ome_image(dir / "broken");
+  json group = json::parse(read_file(dir / "broken/zarr.json"));
+  group["attributes"]["ome"]["multiscales"][0]["datasets"][1]["coordinateTransformations"][0]["scale"] = {"a", 1};
+  test::write_text(dir / "broken/zarr.json", group.dump());
+  for (const std::string& arguments : {std::string(" --level 1"), std::string()})
+    expect_error_line(cli("read -q " + quoted(dir / "broken") + arguments),
+                      {"zarr.json", "multiscales[0].datasets[1].coordinateTransformations[0].scale"});
 }
 
 }  // namespace
