@@ -202,6 +202,11 @@ def test_patch_sampler_random_given_and_pickled(volume):
     np.testing.assert_array_equal(shard1[0][0], data[1:9, 2:8, 3:7])
     with pytest.raises(zarrdirect.InvalidArgumentError):
         list(zarrdirect.PatchSampler(path, (99, 1, 1), 1, num_batches=1))
+    # Given corners where the patch does not fit are refused: they were read as NumPy slices (a
+    # negative corner from the end, one near the edge as a shorter patch, 2**40 as an empty one).
+    for bad in [(-30, 0, 0), (33, 0, 0), (0, 0, 27), (2**40, 0, 0)]:
+        with pytest.raises(zarrdirect.InvalidArgumentError, match=r"patches\[1\]"):
+            list(zarrdirect.PatchSampler(path, (8, 6, 4), 2, patches=[(0, 0, 0), bad], prefetch=0))
 
 
 def test_train_loop_example_runs():
