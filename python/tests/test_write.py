@@ -123,6 +123,30 @@ def test_sources_broadcast_strided_and_cast(tmp_path):
     np.testing.assert_array_equal(arr[5, 0:10], np.arange(10))
 
 
+def test_scalars_numpy_refuses_to_assign_are_refused(tmp_path):
+    # NumPy (and zarr-python 2) raise for NaN, infinity or overflow assigned to integers as a
+    # scalar or list; zarrdirect's astype wrote -2**31 for NaN, silently. Arrays still cast.
+    arr = zarrdirect.create(tmp_path / "a", shape=(4, 4), dtype="i4", chunks=(2, 2), fill_value=5)
+    for key in [np.s_[0:2], np.s_[::2], np.s_[0], (0, 0)]:
+        with pytest.raises(ValueError):
+            arr[key] = np.nan
+        with pytest.raises(ValueError):
+            arr[key] = np.float64("nan")
+        with pytest.raises(OverflowError):
+            arr[key] = float("inf")
+    with pytest.raises(ValueError):
+        arr[0, 0:2] = [np.nan, 1.0]
+    with pytest.raises(ValueError):
+        arr.oindex[[0, 1], 0] = np.nan
+    with pytest.raises(ValueError):
+        arr.vindex[[0, 1], [0, 1]] = np.nan
+    with pytest.raises(ValueError):
+        arr.write(np.nan, "0:1")
+    np.testing.assert_array_equal(arr[...], np.full((4, 4), 5, "i4"))
+    arr[0, 0:2] = [1.7, 2]
+    arr[1] = np.array([1.5, -2.5, 3.0, 4.0])
+    np.testing.assert_array_equal(arr[0:2], [[1, 2, 5, 5], [1, -2, 3, 4]])
+
 def test_fill_chunks_are_not_stored(tmp_path):
     arr = zarrdirect.create(tmp_path / "a", shape=SHAPE, dtype="u2", chunks=CHUNKS, codec="raw")
     arr[...] = 0

@@ -27,7 +27,7 @@ from ._options import parse_stream, parse_threads, progress_callback
 from ._out import _c_strides, _region_strides
 from ._fancy import plan_index
 from ._region import Points, Selection, select
-from ._scattered_write import write_points, write_selection
+from ._scattered_write import numpy_values, write_points, write_selection
 
 __all__ = ["WritableArray", "create", "open", "save", "create_group", "write_zarr_from_gpu"]
 
@@ -192,9 +192,7 @@ class WritableArray(Array):
             if handle is None:
                 handle = source_stream
         else:
-            host = np.asarray(value)
-            if host.dtype != self.dtype:
-                host = host.astype(self.dtype)  # NumPy's assignment casting
+            host = numpy_values(value, self.dtype)  # NumPy's assignment casting
             try:
                 host = np.broadcast_to(host, selection.shape)
             except ValueError:
