@@ -69,7 +69,8 @@ def test_refused_with_a_clear_message(array: zarrdirect.Array, key, words: str) 
         array.cuda[key]  # refused before any GPU work
 
 
-@pytest.mark.parametrize("text", ["1:x", "a", "1:2:3:4", "1,,2", "0:2:0"])
+# "1_0" and "\u0661" (an Arabic-Indic 1) passed Python's int(); the CLI refuses them.
+@pytest.mark.parametrize("text", ["1:x", "a", "1:2:3:4", "1,,2", "0:2:0", "1_0", "\u0661", "0:\u0662", " 1 2 "])
 def test_bad_region_strings(array: zarrdirect.Array, text: str) -> None:
     with pytest.raises(zarrdirect.InvalidIndexError):
         array.read(text)
