@@ -47,9 +47,9 @@ nlohmann::json save_attributes(const FileStore& store, int zarr_format,
   try {
     if (v3) {
       document["attributes"] = attributes;
-      text = dump_json_document(document);
+      text = readable_json_document(document, where, NonFiniteTokens::in_attributes);
     } else {
-      text = dump_json_document(attributes);
+      text = readable_json_document(attributes, where, NonFiniteTokens::anywhere);
     }
   } catch (const nlohmann::json::exception& e) {  // text that is not UTF-8
     throw Error(ErrorKind::invalid_argument, fmt::format("{}: attributes cannot be saved: {}", where, e.what()));

@@ -164,5 +164,32 @@ TEST(Attributes, NonFiniteValuesWrittenByZarrPythonSurviveUpdatesAndCopies) {
   EXPECT_TRUE(std::isnan(Group::open(dir / "g").attributes()["_FillValue"].get<double>()));
 }
 
+// Attributes nested deeper than the metadata reader accepts were written, and the node could not
+// be opened again (v3: the whole zarr.json refused). Now refused before anything is written.
+TEST(Attributes, AttributesTheReaderWouldRefuseAreNotWritten) {
+  test::TempDir dir;
+  json deep = 0;
+  for (int i = 0; i < 600; ++i) deep = json::array({deep});
+  for (const json& base : {v3_doc(), v2_doc()}) {
+    const bool v3 = base["zarr_format"] == 3;
+    const fs::path path = dir / (v3 ? "a3" : "a2");
+    Array array = Array::create(path, base);
+    try {
+      array.update_attributes({{"deep", deep}});
+      ADD_FAILURE() << "written";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("512"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(Array::open(path).read({}));
+    json with_deep = base;
+    with_deep["attributes"] = {{"deep", deep}};
+    EXPECT_THROW(Array::create(dir / (v3 ? "b3" : "b2"), with_deep), Error);
+    EXPECT_FALSE(fs::exists(dir / (v3 ? "b3" : "b2") / (v3 ? "zarr.json" : ".zarray")));
+    EXPECT_THROW(Group::create(dir / (v3 ? "g3" : "g2"), v3 ? 3 : 2, {{"deep", deep}}), Error);
+    EXPECT_FALSE(fs::exists(dir / (v3 ? "g3" : "g2") / (v3 ? "zarr.json" : ".zgroup")));
+  }
+}
+
 }  // namespace
 }  // namespace zarrdirect

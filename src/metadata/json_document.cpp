@@ -264,5 +264,14 @@ std::string dump_json_document(const json& doc, int indent) {
   return out;
 }
 
-}  // namespace zarrdirect
+std::string readable_json_document(const json& doc, const std::string& where, NonFiniteTokens non_finite) {
+  std::string text = dump_json_document(doc);
+  try {
+    (void)parse_json_document(text, where, non_finite);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::invalid_argument, fmt::format("not written, zarrdirect could not read it back: {}", e.what()));
+  }
+  return text;
+}
 
+}  // namespace zarrdirect

@@ -50,4 +50,10 @@ nlohmann::json parse_json_document(std::string_view text, const std::string& whe
 // are not UTF-8, as dump() does.
 std::string dump_json_document(const nlohmann::json& doc, int indent = 2);
 
+// dump_json_document(doc), checked to be text parse_json_document(text, where, non_finite) reads
+// back: metadata nested deeper than kMaxJsonDepth or larger than kMaxMetadataBytes would be
+// written and then make the node unreadable. Throws Error(invalid_argument) naming `where` and
+// the reason before anything is written.
+std::string readable_json_document(const nlohmann::json& doc, const std::string& where, NonFiniteTokens non_finite);
+
 }  // namespace zarrdirect
