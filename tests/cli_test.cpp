@@ -785,6 +785,15 @@ TEST_F(Cli, MultiscaleGroupsNeedALevel) {
   for (const std::string& arguments : {std::string(" --level 1"), std::string()})
     expect_error_line(cli("read -q " + quoted(dir / "broken") + arguments),
                       {"zarr.json", "multiscales[0].datasets[1].coordinateTransformations[0].scale"});
+  // info shows the group, and says the image is unreadable and why (it was shown as a plain group).
+  auto broken_info = cli("info " + quoted(dir / "broken"));
+  ASSERT_EQ(broken_info.exit_code, 0) << broken_info.output;
+  EXPECT_NE(broken_info.output.find("OME-Zarr:       unreadable: "), std::string::npos) << broken_info.output;
+  EXPECT_NE(broken_info.output.find("coordinateTransformations[0].scale"), std::string::npos) << broken_info.output;
+  auto broken_json = cli("info --json " + quoted(dir / "broken"));
+  ASSERT_EQ(broken_json.exit_code, 0) << broken_json.output;
+  EXPECT_NE(json::parse(broken_json.output).value("multiscale_error", ""), "") << broken_json.output;
+  EXPECT_EQ(json::parse(cli("info --json " + quoted(dir / "plain")).output).count("multiscale_error"), 0u);
 }
 
 }  // namespace
