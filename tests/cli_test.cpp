@@ -340,6 +340,33 @@ TEST_F(Cli, ConvertCopiesIntoAnyLayoutAndCodec) {
   EXPECT_EQ(Array::open(part).metadata().dimension_names.size(), 2u);  // carried over
 }
 
+// v3 fill values written as raw bits: float16 ones could not be converted at all ("cannot be
+// carried over"), complex ones with hex parts were copied as hex and refused by a v2 target.
+TEST_F(Cli, ConvertCarriesHexFillValuesIntoEitherFormat) {
+  for (const auto& [data_type, fill] : std::vector<std::pair<std::string, json>>{
+           {"float16", "0x3c00"}, {"float16", "0xfc00"}, {"float16", "0x0001"}, {"complex64", {"0x3f800000", "-Infinity"}},
+           {"complex128", {"0x3ff0000000000000", 2.5}}, {"float32", "0x40490fdb"}}) {
+    json doc = {{"zarr_format", 3},
+                {"node_type", "array"},
+                {"shape", {3}},
+                {"data_type", data_type},
+                {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {3}}}}}},
+                {"chunk_key_encoding", {{"name", "default"}}},
+                {"fill_value", fill},
+                {"codecs", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}})}};
+    fs::path source = dir / "hexfill";
+    fs::remove_all(source);
+    test::write_text(source / "zarr.json", doc.dump());
+    const auto expected = Array::open(source).metadata().fill_value;
+    for (const char* format : {"2", "3"}) {
+      fs::path out = dir / "hexfill_out";
+      auto result = cli(fmt::format("convert {} {} --zarr-format {} --overwrite", quoted(source), quoted(out), format));
+      ASSERT_EQ(result.exit_code, 0) << data_type << " " << fill.dump() << " -> v" << format << ": " << result.output;
+      EXPECT_EQ(Array::open(out).metadata().fill_value, expected) << data_type << " " << fill.dump() << " -> v" << format;
+    }
+  }
+}
+
 TEST_F(Cli, ConvertRefusesBadInputAndTouchesNothing) {
   fs::path out = dir / "out";
   expect_error_line(cli(fmt::format("convert {} {} --codec snappy", quoted(array()), quoted(out))), {"codec spec", "snappy"});
@@ -777,6 +804,23 @@ TEST_F(Cli, MultiscaleGroupsNeedALevel) {
   test::write_text(dir / "plain/zarr.json", R"({"zarr_format": 3, "node_type": "group"})");
   write_ome_image(dir / "plain/img");
   expect_error_line(cli("read -q " + quoted(dir / "plain")), {"is a Zarr group, not an array", "img"});
+  // An image with broken multiscales metadata says what is broken, not "not an array".
+  write_ome_image(dir / "broken");
+  json group = json::parse(read_file(dir / "broken/zarr.json"));
+  group["attributes"]["ome"]["multiscales"][0]["datasets"][1]["coordinateTransformations"][0]["scale"] = {"a", 1};
+  test::write_text(dir / "broken/zarr.json", group.dump());
+  for (const std::string& arguments : {std::string(" --level 1"), std::string()})
+    expect_error_line(cli("read -q " + quoted(dir / "broken") + arguments),
+                      {"zarr.json", "multiscales[0].datasets[1].coordinateTransformations[0].scale"});
+  // info shows the group, and says the image is unreadable and why (it was shown as a plain group).
+  auto broken_info = cli("info " + quoted(dir / "broken"));
+  ASSERT_EQ(broken_info.exit_code, 0) << broken_info.output;
+  EXPECT_NE(broken_info.output.find("OME-Zarr:       unreadable: "), std::string::npos) << broken_info.output;
+  EXPECT_NE(broken_info.output.find("coordinateTransformations[0].scale"), std::string::npos) << broken_info.output;
+  auto broken_json = cli("info --json " + quoted(dir / "broken"));
+  ASSERT_EQ(broken_json.exit_code, 0) << broken_json.output;
+  EXPECT_NE(json::parse(broken_json.output).value("multiscale_error", ""), "") << broken_json.output;
+  EXPECT_EQ(json::parse(cli("info --json " + quoted(dir / "plain")).output).count("multiscale_error"), 0u);
 }
 
 }  // namespace

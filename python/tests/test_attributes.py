@@ -56,6 +56,34 @@ def test_v2_attributes_read_back_through_zarr_python(tmp_path):
         "made_by": "zarrdirect", "version": 2, "axes": ["x"], "by_zarr": 1, "after": "yes"}
 
 
+def test_nan_attributes_written_by_zarr_python_survive_a_change(tmp_path):
+    # zarr-python 2 writes NaN bare in .zattrs (xarray's _FillValue); a change through zarrdirect
+    # refused the file as "not valid JSON", and zarrdirect.convert-style copies wrote null.
+    zarr = pytest.importorskip("zarr")
+    theirs = zarr.open_array(str(tmp_path / "a"), mode="w", shape=(4,), chunks=(2,), dtype="f8")
+    theirs.attrs.update(_FillValue=float("nan"), hi=float("inf"))
+    arr = zarrdirect.open(tmp_path / "a", mode="r+")
+    arr.attrs["units"] = "\u00b5m"  # zarr-python 2.13 reads .zattrs as ASCII: written escaped
+    back = zarr.open_array(str(tmp_path / "a"), mode="r").attrs.asdict()
+    assert back["units"] == "\u00b5m" and back["hi"] == float("inf") and back["_FillValue"] != back["_FillValue"]
+    made = zarrdirect.create(tmp_path / "b", shape=(2,), dtype="u1", chunks=2, zarr_format=2,
+                             attributes={"name": "\u00e9t\u00e9"})
+    assert zarr.open_array(str(tmp_path / "b"), mode="r").attrs["name"] == "\u00e9t\u00e9"
+    assert made.attrs["name"] == "\u00e9t\u00e9"
+
+def test_attributes_nested_deeper_than_readable_are_refused_and_the_array_stays_readable(tmp_path):
+    # They were saved, and zarr.json then failed to open ("JSON nests deeper than 512 levels").
+    deep = 0
+    for _ in range(600):
+        deep = [deep]
+    arr = zarrdirect.create(tmp_path / "a", shape=(2,), dtype="u1", chunks=2)
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="512"):
+        arr.attrs["deep"] = deep
+    assert zarrdirect.open(tmp_path / "a").attrs == {}
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="512"):
+        zarrdirect.create(tmp_path / "b", shape=(2,), dtype="u1", attributes={"deep": deep})
+    assert not (tmp_path / "b" / "zarr.json").exists()
+
 def test_read_only_arrays_refuse_changes(tmp_path):
     zarrdirect.create(tmp_path / "a", shape=(4,), dtype="u1", chunks=2, attributes={"k": 1})
     for arr in (zarrdirect.open(tmp_path / "a"), zarrdirect.open(tmp_path / "a", mode="r")):

@@ -25,6 +25,9 @@ KEYS = [
     (2, slice(1, 4), [1, 3]), (0, Ellipsis, [1]), ([0, 6], 8, 10), ([0, 6], [8, 1], [10, 0]),
     (np.array([[0, 1], [2, 3]]), np.array([[1], [2]]), 4), (MASK_0, 3, 2), (1, np.array([True] * 9), 4),
     MASK_ALL, (np.array([0, 6]), np.int64(2), np.uint8(1)), np.array(4), (np.array(-1), [2, 0]),
+    # An Ellipsis of no dimensions still separates advanced indices: their dimension goes first
+    # (these read with it where the integer stood).
+    (slice(None), -8, Ellipsis, [0]), (slice(None, 0, -1), 1, Ellipsis, np.array([8, 5])),
 ]
 
 
@@ -43,6 +46,7 @@ BOX_KEYS = [
     (slice(None), [0, 1], [0, 1]), ([[0, 1]], slice(None)), ([[0], [1]], [[1, 2, 3]], slice(None)),
     ([6, 0, 6], slice(1, None, 3), [[10], [-1]]), (MASK_0, [2, 2, 8, 0], slice(None, None, -4)),
     (Ellipsis, [[3, 1]], [4, -2]), ([1, 1, 1], slice(2, 2), [0, 3, 3]), (MASK_0, [1, 2, 3, 4], 0),
+    (slice(-7, 7), [1, 4], Ellipsis, [[2], [2]]), (slice(-3, None), np.array([True] * 9), Ellipsis, [-1]),
 ]
 
 

@@ -84,6 +84,20 @@ def test_stack(volume):
         array.read_many([(99,)])
 
 
+def test_steps_are_refused_not_read_as_their_box(volume):
+    # read_many, read_many_async and read_async read boxes; a stepped region came back as its
+    # bounding box (np.s_[::-1] forwards, np.s_[::2] as the first half), silently.
+    path, data = volume
+    array = zarrdirect.open(path)
+    for region in [np.s_[::-1], np.s_[::2, 3], "0:8:2", (slice(None), slice(5, 0, -1))]:
+        with pytest.raises(zarrdirect.InvalidIndexError, match="step"):
+            array.read_many([(0,), region])
+        with pytest.raises(zarrdirect.InvalidIndexError, match="step"):
+            array.read_async(region)
+        with pytest.raises(zarrdirect.InvalidIndexError, match="step"):
+            array.read_many_async([region], stack=True)
+    np.testing.assert_array_equal(array.read_many([np.s_[2:9:1, None]])[0], data[2:9, None])
+
 def test_async_result_done_cancel_timeout(volume):
     path, data = volume
     array = zarrdirect.open(path)
@@ -188,6 +202,11 @@ def test_patch_sampler_random_given_and_pickled(volume):
     np.testing.assert_array_equal(shard1[0][0], data[1:9, 2:8, 3:7])
     with pytest.raises(zarrdirect.InvalidArgumentError):
         list(zarrdirect.PatchSampler(path, (99, 1, 1), 1, num_batches=1))
+    # Given corners where the patch does not fit are refused: they were read as NumPy slices (a
+    # negative corner from the end, one near the edge as a shorter patch, 2**40 as an empty one).
+    for bad in [(-30, 0, 0), (33, 0, 0), (0, 0, 27), (2**40, 0, 0)]:
+        with pytest.raises(zarrdirect.InvalidArgumentError, match=r"patches\[1\]"):
+            list(zarrdirect.PatchSampler(path, (8, 6, 4), 2, patches=[(0, 0, 0), bad], prefetch=0))
 
 
 def test_train_loop_example_runs():

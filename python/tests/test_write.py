@@ -123,6 +123,30 @@ def test_sources_broadcast_strided_and_cast(tmp_path):
     np.testing.assert_array_equal(arr[5, 0:10], np.arange(10))
 
 
+def test_scalars_numpy_refuses_to_assign_are_refused(tmp_path):
+    # NumPy (and zarr-python 2) raise for NaN, infinity or overflow assigned to integers as a
+    # scalar or list; zarrdirect's astype wrote -2**31 for NaN, silently. Arrays still cast.
+    arr = zarrdirect.create(tmp_path / "a", shape=(4, 4), dtype="i4", chunks=(2, 2), fill_value=5)
+    for key in [np.s_[0:2], np.s_[::2], np.s_[0], (0, 0)]:
+        with pytest.raises(ValueError):
+            arr[key] = np.nan
+        with pytest.raises(ValueError):
+            arr[key] = np.float64("nan")
+        with pytest.raises(OverflowError):
+            arr[key] = float("inf")
+    with pytest.raises(ValueError):
+        arr[0, 0:2] = [np.nan, 1.0]
+    with pytest.raises(ValueError):
+        arr.oindex[[0, 1], 0] = np.nan
+    with pytest.raises(ValueError):
+        arr.vindex[[0, 1], [0, 1]] = np.nan
+    with pytest.raises(ValueError):
+        arr.write(np.nan, "0:1")
+    np.testing.assert_array_equal(arr[...], np.full((4, 4), 5, "i4"))
+    arr[0, 0:2] = [1.7, 2]
+    arr[1] = np.array([1.5, -2.5, 3.0, 4.0])
+    np.testing.assert_array_equal(arr[0:2], [[1, 2, 5, 5], [1, -2, 3, 4]])
+
 def test_fill_chunks_are_not_stored(tmp_path):
     arr = zarrdirect.create(tmp_path / "a", shape=SHAPE, dtype="u2", chunks=CHUNKS, codec="raw")
     arr[...] = 0
@@ -154,6 +178,21 @@ def test_metadata_options(tmp_path):
     with pytest.raises(zarrdirect.InvalidArgumentError, match="open_group"):
         zarrdirect.load(tmp_path / "g")
 
+
+def test_out_of_range_fill_values_and_negative_extents_are_refused(tmp_path):
+    # NumPy 1.x wrapped these silently (2**40 in int32 was stored as fill 0, -1 in uint8 as 255);
+    # the metadata reader refuses them, and so does create now. Negative extents were sent on as
+    # 2**64 - 1 and refused with that number.
+    for dtype, fill in [("i4", 2**40), ("u1", -1), ("u1", 256), ("i8", 2**63), ("u8", -1), ("i2", 1e10),
+                        ("u2", np.int64(70000))]:
+        with pytest.raises(zarrdirect.InvalidArgumentError, match="out of range"):
+            zarrdirect.create(tmp_path / "a", shape=(4,), dtype=dtype, fill_value=fill)
+        assert not (tmp_path / "a").exists()
+    assert zarrdirect.create(tmp_path / "ok", shape=(2,), dtype="u8", fill_value=2**64 - 1).fill_value == 2**64 - 1
+    assert zarrdirect.create(tmp_path / "ok", shape=(2,), dtype="i1", fill_value=-128.0, overwrite=True).fill_value == -128
+    for options in [dict(shape=(-1, 3)), dict(shape=(4, 3), chunks=(-1, 3)), dict(shape=(4, 4), chunks=(2, 2), shards=(-2, 4))]:
+        with pytest.raises(zarrdirect.InvalidArgumentError, match="negative extent"):
+            zarrdirect.create(tmp_path / "b", dtype="u1", **options)
 
 def test_existing_nodes_need_overwrite(tmp_path):
     arr = zarrdirect.create(tmp_path / "a", shape=(10,), dtype="u1", chunks=5)

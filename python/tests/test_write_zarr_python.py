@@ -92,3 +92,14 @@ def test_order_f_in_v3_is_a_transpose_codec(tmp_path):
     with pytest.raises(zarrdirect.InvalidArgumentError, match="filter"):
         zarrdirect.create(tmp_path / "z", shape=SHAPE, dtype="<u2", chunks=CHUNKS, zarr_format=2, filters=[3])
     assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
+
+
+def test_zero_chunks_of_an_array_without_fill_value_are_stored(tmp_path):
+    # fill_value null: zarr-python 2 leaves a missing chunk uninitialised, so a chunk of zeros that
+    # zarrdirect erased read back there as the chunk's old values.
+    theirs = zarr.open(str(tmp_path / "a"), mode="w", shape=(4, 4), chunks=(2, 2), dtype="f8", fill_value=None)
+    theirs[...] = 5
+    mine = zarrdirect.open(tmp_path / "a", mode="r+")
+    mine[0:2, 0:2] = 0
+    assert (tmp_path / "a" / "0.0").exists()
+    np.testing.assert_array_equal(zarr.open(str(tmp_path / "a"), mode="r")[0:2, 0:2], np.zeros((2, 2)))

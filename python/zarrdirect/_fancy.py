@@ -113,8 +113,10 @@ def _box_plan(items: tuple, shape: Sequence[int]) -> BoxPlan | None:
     if named > len(shape):
         raise InvalidIndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {named} were indexed")
     expanded: list = []
+    ellipsis_at: int | None = None  # where the Ellipsis's dimensions start in `expanded`
     for item in items:
         if item is Ellipsis:
+            ellipsis_at = len(expanded)
             expanded.extend(slice(None) for _ in range(len(shape) - named))
         else:
             expanded.append(item)
@@ -171,6 +173,11 @@ def _box_plan(items: tuple, shape: Sequence[int]) -> BoxPlan | None:
     result_elements = int(np.prod(broadcast, dtype=np.int64)) * sliced_elements
     if box_elements > max(_BOX_FACTOR * result_elements, _BOX_FLOOR):
         return None
+    if ellipsis_at is not None:
+        # NumPy keeps the Ellipsis as itself: even one that stands for no dimension separates the
+        # advanced indices around it, which moves their dimension to the front (x[:, 0, ..., [1]]).
+        count = len(shape) - named
+        numpy_key[ellipsis_at:ellipsis_at + count] = [Ellipsis]
     return BoxPlan(tuple(box_key), tuple(numpy_key))
 
 
@@ -183,14 +190,15 @@ def _numpy_front_dimension(items: tuple, array_position: int, ndim: int) -> int 
     for position, item in enumerate(items):
         if item is Ellipsis:
             named = sum(1 for other in items if other is not Ellipsis)
-            expanded.extend("slice" for _ in range(ndim - named))
+            # An Ellipsis of no dimensions still separates the advanced indices around it (NumPy).
+            expanded.extend(["slice"] * (ndim - named) if ndim > named else ["gap"])
         elif position == array_position:
             expanded.append("array")
         elif isinstance(item, slice):
             expanded.append("slice")
         else:
             expanded.append("integer")
-    advanced = [k for k, kind in enumerate(expanded) if kind != "slice"]
+    advanced = [k for k, kind in enumerate(expanded) if kind not in ("slice", "gap")]
     if advanced[-1] - advanced[0] + 1 == len(advanced):
         return None  # side by side: NumPy keeps the dimension where it stands, as oindex does
     dimension = sum(1 for kind in expanded[:expanded.index("array")] if kind == "slice")

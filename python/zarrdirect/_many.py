@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import _native
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, InvalidIndexError
 from ._options import parse_device, parse_threads
 from ._region import Selection, parse_region_string, select
 
@@ -30,6 +30,13 @@ def _plan(array: Any, regions: Sequence[Any], stack: bool) -> tuple[list, list]:
     if isinstance(regions, (str, tuple)) or regions is None:
         raise InvalidArgumentError("regions must be a list of regions (index tuples or strings such as '0:64,0:64')")
     selections = [selection_of(region, array.shape) for region in regions]
+    for index, selection in enumerate(selections):
+        # The batch engine reads boxes: a region with a step would come back as its bounding box,
+        # unstepped and unreversed (arr.read_many([np.s_[::-1]]) returned the array forwards).
+        if selection.axes is not None:
+            raise InvalidIndexError(f"region {index} ({regions[index]!r}) has a slice step: read_many and the "
+                                    "async reads take boxes (integers and slices without a step); read "
+                                    "steps with arr[...] or arr.read()")
     shapes = [list(s.shape) for s in selections]
     if stack:
         for index, shape in enumerate(shapes[1:], start=1):

@@ -93,6 +93,17 @@ class PatchSampler:
                 if not 0 < patch <= extent:
                     raise InvalidArgumentError(f"patch_shape {self.patch_shape}: axis {axis} must be between 1 and "
                                                f"the array's extent {extent}")
+            if self.patches is not None and len(self.patches):
+                # A corner where the patch does not fit was read as a NumPy slice: a negative one
+                # from the end, one past the edge as a shorter (or empty) patch.
+                highest = np.asarray(array.shape, dtype=np.int64) - np.asarray(self.patch_shape, dtype=np.int64)
+                outside = np.flatnonzero(((self.patches < 0) | (self.patches > highest)).any(axis=1))
+                if outside.size:
+                    index = int(outside[0])
+                    raise InvalidArgumentError(
+                        f"patches[{index}] = {self.patches[index].tolist()}: a patch of shape {self.patch_shape} "
+                        f"there does not fit in the array's shape {array.shape} (corners go from 0 to "
+                        f"{highest.tolist()})")
             self._array = array
         return self._array
 

@@ -13,6 +13,7 @@ them into one coordinate list per axis.
 from __future__ import annotations
 
 import operator
+import re
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
@@ -61,7 +62,13 @@ def _slice_axis(item: slice, extent: int, axis: int) -> tuple[int, int, int]:
     step = 1 if item.step is None else _as_integer(item.step)
     if step == 0:
         raise _bad(f"slice step cannot be zero (axis {axis})")
-    return slice(item.start, item.stop, step).indices(extent)
+    start, stop, step = slice(item.start, item.stop, step).indices(extent)
+    # A step longer than the axis picks the start alone, as the axis's extent does; clamping keeps
+    # the engine's int64 step from overflowing (arr[::2**64] was a pybind11 cast error).
+    longest = max(extent, 1)
+    if abs(step) > longest:
+        step = longest if step > 0 else -longest
+    return start, stop, step
 
 
 def _engine_slice(start: int, stop: int, step: int) -> tuple:
@@ -264,6 +271,9 @@ def select_points(key: Any, shape: Sequence[int]) -> Points:
     return Points(axes, tuple(int(e) for e in out_shape), scalar)
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
 def parse_region_string(text: str) -> tuple:
     """``"0:10,:,5"`` -> ``(slice(0, 10), slice(None), 5)``; ``"..."`` is Ellipsis, ``""`` everything.
 
@@ -275,6 +285,14 @@ def parse_region_string(text: str) -> tuple:
     if not text:
         return ()
     items: list[Any] = []
+
+    def integer(digits: str) -> int:
+        # ASCII digits with an optional sign, as the CLI and the C++ parser read them: Python's
+        # int() also takes "1_0" (10) and other scripts' digits ("\u0661" is 1).
+        if not _INTEGER.fullmatch(digits):
+            raise ValueError(digits)
+        return int(digits)
+
     for part in text.split(","):
         part = part.strip()
         try:
@@ -284,9 +302,9 @@ def parse_region_string(text: str) -> tuple:
                 bounds = [p.strip() for p in part.split(":")]
                 if len(bounds) > 3:
                     raise ValueError
-                items.append(slice(*(int(b) if b else None for b in bounds)))
+                items.append(slice(*(integer(b) if b else None for b in bounds)))
             else:
-                items.append(int(part))
+                items.append(integer(part))
         except ValueError:
             raise _bad(
                 f"region {text!r}: {part!r} is not an integer, a slice such as 2:5, ::2 or ::-1, or '...'"

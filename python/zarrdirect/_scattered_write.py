@@ -28,7 +28,22 @@ def _host_value(value: Any, dtype: np.dtype) -> np.ndarray:
         raise InvalidArgumentError(
             "a CUDA value is written to boxes only (integers and slices without a step); for a "
             "strided, listed or point selection pass a host (NumPy) value")
-    return np.asarray(value).astype(dtype, copy=False)
+    return numpy_values(value, dtype)
+
+
+def numpy_values(value: Any, dtype: np.dtype) -> np.ndarray:
+    """`value` as an array of `dtype`, converted as NumPy's ``arr[key] = value`` converts it: a
+    NaN, an infinity or a number too large for an integer type given as a scalar or a list raises
+    (ValueError / OverflowError, as zarr-python 2 does); arrays are cast (astype) as NumPy casts them."""
+    if isinstance(value, np.ndarray):
+        return value.astype(dtype, copy=False)
+    host = np.asarray(value)
+    if host.dtype == dtype:
+        return host
+    # astype alone wrote NaN into an int32 array as -2**31, silently.
+    converted = np.empty(host.shape, dtype=dtype)
+    converted[...] = value
+    return converted
 
 
 def _broadcast(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

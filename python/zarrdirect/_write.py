@@ -28,7 +28,7 @@ from ._options import parse_stream, parse_threads, progress_callback
 from ._out import _c_strides, _region_strides
 from ._fancy import plan_index
 from ._region import Points, Selection, select
-from ._scattered_write import write_points, write_selection
+from ._scattered_write import numpy_values, write_points, write_selection
 
 if TYPE_CHECKING:
     from ._group import Group
@@ -40,6 +40,13 @@ def _fill_value_json(value: Any, dtype: np.dtype) -> Any:
     """The fill value as Zarr metadata writes it (NaN and infinities as strings)."""
     if value is None:
         value = 0
+    if dtype.kind in "iu" and not isinstance(value, (bool, np.bool_)) and np.ndim(value) == 0:
+        # Out of range is refused, as the metadata reader refuses it (and NumPy 2): NumPy 1.x
+        # wrapped it with a warning (2**40 for int32 was stored as 0, -1 for uint8 as 255).
+        info = np.iinfo(dtype)
+        number = value.item() if isinstance(value, np.generic) else value
+        if isinstance(number, (int, float)) and math.isfinite(number) and not info.min <= int(number) <= info.max:
+            raise InvalidArgumentError(f"fill_value {value!r} is out of range for {dtype}")
     scalar = np.asarray(value, dtype=dtype)[()]
     if dtype.kind == "b":
         return bool(scalar)
@@ -65,6 +72,9 @@ def _extents(value: Any, name: str) -> Optional[list[int]]:
         extents = [int(e) for e in value]
     except TypeError:
         raise InvalidArgumentError(f"{name} must be a sequence of integers, not {value!r}") from None
+    # Said here: past json.dumps a negative extent became 2**64 - 1 ("has extent 18446744073709551615").
+    if any(e < 0 for e in extents):
+        raise InvalidArgumentError(f"{name} {value!r} has a negative extent")
     return extents
 
 
@@ -233,9 +243,7 @@ class WritableArray(Array):
             if handle is None:
                 handle = source_stream
         else:
-            host = np.asarray(value)
-            if host.dtype != self.dtype:
-                host = host.astype(self.dtype)  # NumPy's assignment casting
+            host = numpy_values(value, self.dtype)  # NumPy's assignment casting
             try:
                 host = np.broadcast_to(host, selection.shape)
             except ValueError:

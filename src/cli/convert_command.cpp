@@ -63,11 +63,17 @@ std::vector<std::uint64_t> parse_extents(const std::string& text, std::string_vi
 nlohmann::json portable_fill_value(const ArrayMetadata& metadata) {
   const auto& json = metadata.fill_value_json;
   if (json.is_number() || json.is_boolean()) return json;
-  if (json.is_string()) {
-    auto text = json.get<std::string>();
-    if (text == "NaN" || text == "Infinity" || text == "-Infinity") return json;
-  }
-  if (json.is_array() && json.size() == 2 && (json[0].is_number() || json[0].is_string())) return json;
+  auto is_special = [](const nlohmann::json& value) {
+    if (!value.is_string()) return false;
+    const auto& text = value.get_ref<const std::string&>();
+    return text == "NaN" || text == "Infinity" || text == "-Infinity";
+  };
+  if (is_special(json)) return json;
+  // [re, im] of numbers and special strings as they are; hex components ("0x3f800000", v3 only)
+  // from the bytes below: copied as they were, a v2 target refused them.
+  if (json.is_array() && json.size() == 2 &&
+      std::all_of(json.begin(), json.end(), [&](const auto& part) { return part.is_number() || is_special(part); }))
+    return json;
   // Hex strings, null (v2 "no fill value"): from the decoded bytes.
   const auto& bytes = metadata.fill_value;
   const auto& dtype = metadata.dtype;
@@ -76,16 +82,31 @@ nlohmann::json portable_fill_value(const ArrayMetadata& metadata) {
     if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
     return value;
   };
-  if (dtype.kind == ScalarKind::floating && dtype.size == 4) {
-    float value;
-    std::memcpy(&value, bytes.data(), 4);
-    return as_number(value);
-  }
-  if (dtype.kind == ScalarKind::floating && dtype.size == 8) {
+  // One float of `size` bytes at `offset`, widened exactly to double (float16 included: its hex
+  // fill values could not be converted at all).
+  auto float_at = [&](std::size_t offset, std::size_t size) -> double {
+    if (size == 2) {
+      std::uint16_t half;
+      std::memcpy(&half, bytes.data() + offset, 2);
+      const int exponent = (half >> 10) & 0x1f;
+      const double mantissa = half & 0x3ff;
+      double magnitude = exponent == 0x1f ? (mantissa != 0 ? std::nan("") : HUGE_VAL)
+                         : exponent == 0  ? std::ldexp(mantissa, -24)
+                                          : std::ldexp(1024 + mantissa, exponent - 25);
+      return (half & 0x8000) ? -magnitude : magnitude;
+    }
+    if (size == 4) {
+      float value;
+      std::memcpy(&value, bytes.data() + offset, 4);
+      return value;
+    }
     double value;
-    std::memcpy(&value, bytes.data(), 8);
-    return as_number(value);
-  }
+    std::memcpy(&value, bytes.data() + offset, 8);
+    return value;
+  };
+  if (dtype.kind == ScalarKind::floating) return as_number(float_at(0, dtype.size));
+  if (dtype.kind == ScalarKind::complex)
+    return nlohmann::json::array({as_number(float_at(0, dtype.size / 2)), as_number(float_at(dtype.size / 2, dtype.size / 2))});
   if (std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; }))
     return dtype.kind == ScalarKind::complex ? nlohmann::json::array({0, 0})
            : dtype.kind == ScalarKind::boolean ? nlohmann::json(false)

@@ -85,7 +85,11 @@ nlohmann::json describe_group(const Group& group, const std::string& path) {
     for (const auto& axis : image.axes()) axes.push_back({{"name", axis.name}, {"type", axis.type}, {"unit", axis.unit}});
     doc["multiscale"] = {{"version", image.version()}, {"name", image.name()}, {"axes", axes}, {"levels", levels}};
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::invalid_metadata) throw;  // a plain group: no pyramid to show
+    if (e.kind() != ErrorKind::invalid_metadata) throw;
+    // A plain group has no pyramid to show; an image whose multiscales metadata is broken was
+    // shown as one, silently: say what is broken.
+    if (std::string_view(e.what()).find("no OME-Zarr \"multiscales\" attribute") == std::string_view::npos)
+      doc["multiscale_error"] = e.what();
   }
   return doc;
 }
@@ -97,6 +101,8 @@ void print_group(const nlohmann::json& doc) {
   std::vector<std::string> members;
   for (const auto& member : doc["members"]) members.push_back(member.get<std::string>());
   line("members:", members.empty() ? "(none)" : printable_line(fmt::format("{}", fmt::join(members, ", "))));
+  if (doc.contains("multiscale_error"))
+    line("OME-Zarr:", "unreadable: " + printable_line(doc["multiscale_error"].get<std::string>(), 300));
   if (!doc.contains("multiscale")) return;
   const auto& image = doc["multiscale"];
   std::vector<std::string> axes;

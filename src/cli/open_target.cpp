@@ -60,6 +60,9 @@ Array open_target(const std::string& path, std::optional<std::size_t> level) {
     image = Multiscale::open(path, store_flags());
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::invalid_metadata) throw;
+    // An image whose multiscales metadata is broken: its own error names the field ("is a Zarr
+    // group, not an array" hid it, even under --level).
+    if (!says(e, "no OME-Zarr \"multiscales\" attribute")) throw;
     // A plain group: nothing to read as one array.
     const auto members = node.group->members();
     throw Error(ErrorKind::invalid_argument,

@@ -75,6 +75,12 @@ TEST(NumpyCast, HalfFloats) {
             (std::vector<std::int16_t>{1, -1, 0}));
   EXPECT_EQ((cast<double>(std::vector<std::uint16_t>{0x3555}, "float16", "float64")),
             (std::vector<double>{0.333251953125}));
+  // float64 -> float16 rounds once, as NumPy: through float 1 + 2^-11 + 2^-40 landed on a tie and
+  // went to 1.0 (an astype filter writing float16 stored the wrong half).
+  EXPECT_EQ((cast<std::uint16_t>(std::vector<double>{1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40),
+                                                     2049.0 + std::ldexp(1.0, -30)},
+                                 "float64", "float16")),
+            (std::vector<std::uint16_t>{0x3C01, 0x6801}));
 }
 
 TEST(NumpyCast, BooleansMeanNonzero) {

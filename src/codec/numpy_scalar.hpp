@@ -120,8 +120,10 @@ To numpy_cast(From value) {
     if constexpr (std::is_same_v<To, Bool8>) {
       return Bool8{static_cast<std::uint8_t>(wide != 0)};
     } else if constexpr (std::is_same_v<To, Half>) {
-      // Through float: a double exactly between two halves after float rounding may round twice.
-      return Half::from_float(static_cast<float>(wide));
+      // A double straight to half, as NumPy: through float it may round twice (1 + 2^-11 + 2^-40
+      // became 1.0, not 1.001). Other wide types (integers) convert through float as before.
+      if constexpr (std::is_floating_point_v<Wide>) return Half{double_to_half(wide)};
+      else return Half::from_float(static_cast<float>(wide));
     } else if constexpr (std::is_floating_point_v<To>) {
       return static_cast<To>(wide);
     } else if constexpr (std::is_integral_v<Wide>) {

@@ -8,6 +8,7 @@
 #include "engine/chunk_source.hpp"
 #include "engine/read_many.hpp"
 #include "engine/writer.hpp"
+#include "metadata/json_document.hpp"
 #include "zarrdirect/group.hpp"
 
 namespace zarrdirect {
@@ -61,16 +62,19 @@ Array Array::create(const std::filesystem::path& path, const nlohmann::json& doc
   codec::ArraySpec chunk_spec{metadata.chunk_shape, metadata.dtype, metadata.fill_value};
   (void)codec::CodecChain::create(metadata.codecs, chunk_spec, where);
 
+  // The texts, checked to read back (depth, size), before anything is written.
+  const std::string text = v3 ? readable_json_document(document, where, NonFiniteTokens::in_attributes)
+                              : readable_json_document(zarray, where, NonFiniteTokens::refused);
+  const std::string attributes_text =
+      v3 || attributes.empty() ? std::string()
+                               : readable_json_document(attributes, (path / ".zattrs").string(), NonFiniteTokens::anywhere);
+
   make_folder(path);
   {
     FileStore store(path);
     clear_or_refuse(store, path, overwrite);
-    if (v3) {
-      store.set("zarr.json", text_bytes(document.dump(2)), durable);
-    } else {
-      store.set(".zarray", text_bytes(zarray.dump(2)), durable);
-      if (!attributes.empty()) store.set(".zattrs", text_bytes(attributes.dump(2)), durable);
-    }
+    store.set(metadata_name, text_bytes(text), durable);
+    if (!attributes_text.empty()) store.set(".zattrs", text_bytes(attributes_text), durable);
   }
   return Array::open(path, std::move(metadata));
 }
@@ -81,17 +85,21 @@ Group Group::create(const std::filesystem::path& path, int zarr_format, const nl
     throw Error(ErrorKind::invalid_argument, fmt::format("{}: zarr_format must be 2 or 3, not {}", path.string(), zarr_format));
   if (!attributes.is_object())
     throw Error(ErrorKind::invalid_argument, fmt::format("{}: group attributes must be a JSON object", path.string()));
+  const std::string text =
+      zarr_format == 3
+          ? readable_json_document({{"zarr_format", 3}, {"node_type", "group"}, {"attributes", attributes}},
+                                   (path / "zarr.json").string(), NonFiniteTokens::in_attributes)
+          : dump_json_document(nlohmann::json{{"zarr_format", 2}});
+  const std::string attributes_text =
+      zarr_format == 3 || attributes.empty()
+          ? std::string()
+          : readable_json_document(attributes, (path / ".zattrs").string(), NonFiniteTokens::anywhere);
   make_folder(path);
   {
     FileStore store(path);
     clear_or_refuse(store, path, overwrite);
-    if (zarr_format == 3) {
-      nlohmann::json doc = {{"zarr_format", 3}, {"node_type", "group"}, {"attributes", attributes}};
-      store.set("zarr.json", text_bytes(doc.dump(2)));
-    } else {
-      store.set(".zgroup", text_bytes(nlohmann::json{{"zarr_format", 2}}.dump(2)));
-      if (!attributes.empty()) store.set(".zattrs", text_bytes(attributes.dump(2)));
-    }
+    store.set(zarr_format == 3 ? "zarr.json" : ".zgroup", text_bytes(text));
+    if (!attributes_text.empty()) store.set(".zattrs", text_bytes(attributes_text));
   }
   return Group::open(path);
 }

@@ -3,19 +3,17 @@
 #include <fmt/format.h>
 
 #include "engine/array_state.hpp"
+#include "metadata/json_document.hpp"
 #include "zarrdirect/group.hpp"
 
 namespace zarrdirect {
 namespace {
 
-constexpr std::uint64_t kMaxMetadataBytes = 64u << 20;  // as the metadata readers allow
-
-nlohmann::json parse_object(const std::vector<std::byte>& bytes, const std::string& where) {
-  auto doc = nlohmann::json::parse(reinterpret_cast<const char*>(bytes.data()),
-                                   reinterpret_cast<const char*>(bytes.data() + bytes.size()), nullptr, false);
-  if (doc.is_discarded()) throw Error(ErrorKind::invalid_metadata, fmt::format("{}: not valid JSON", where));
-  if (!doc.is_object()) throw Error(ErrorKind::invalid_metadata, fmt::format("{}: not a JSON object", where));
-  return doc;
+// Through the metadata readers' parser: the bare NaN / Infinity / -Infinity that zarr-python 2
+// writes in attributes are read (plain nlohmann refused the whole document as "not valid JSON").
+nlohmann::json parse_object(const std::vector<std::byte>& bytes, const std::string& where, NonFiniteTokens non_finite) {
+  return parse_json_document(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), where,
+                             non_finite);
 }
 
 std::span<const std::byte> text_bytes(const std::string& text) { return std::as_bytes(std::span(text)); }
@@ -33,14 +31,14 @@ nlohmann::json save_attributes(const FileStore& store, int zarr_format,
   nlohmann::json attributes = nlohmann::json::object();
   if (v3) {
     if (!stored) throw Error(ErrorKind::io, fmt::format("{}: missing", where));
-    document = parse_object(*stored, where);
+    document = parse_object(*stored, where, NonFiniteTokens::in_attributes);
     if (auto found = document.find("attributes"); found != document.end()) {
       if (!found->is_object())
         throw Error(ErrorKind::invalid_metadata, fmt::format("{}: \"attributes\" is not a JSON object", where));
       attributes = *found;
     }
   } else if (stored) {
-    attributes = parse_object(*stored, where);
+    attributes = parse_object(*stored, where, NonFiniteTokens::anywhere);
   }
   edit(attributes);
   if (!attributes.is_object())
@@ -49,9 +47,9 @@ nlohmann::json save_attributes(const FileStore& store, int zarr_format,
   try {
     if (v3) {
       document["attributes"] = attributes;
-      text = document.dump(2);
+      text = readable_json_document(document, where, NonFiniteTokens::in_attributes);
     } else {
-      text = attributes.dump(2);
+      text = readable_json_document(attributes, where, NonFiniteTokens::anywhere);
     }
   } catch (const nlohmann::json::exception& e) {  // text that is not UTF-8
     throw Error(ErrorKind::invalid_argument, fmt::format("{}: attributes cannot be saved: {}", where, e.what()));

@@ -2,7 +2,9 @@
 // rewritten with every other member kept, v2 .zattrs, concurrent edits of different keys kept.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -128,6 +130,65 @@ TEST(Attributes, GroupsOfBothFormats) {
   }
   EXPECT_EQ(read_json(dir / "g3/zarr.json")["node_type"], "group");
   EXPECT_EQ(read_json(dir / "g2/.zattrs"), json({{"z", nullptr}}));
+}
+
+// zarr-python 2 writes NaN, Infinity and -Infinity bare in .zattrs (xarray's _FillValue: NaN).
+// Updating another key refused the whole file as "not valid JSON", and copying such attributes
+// into a new array (Array::create, as `zarrdirect convert` does) wrote them as null.
+TEST(Attributes, NonFiniteValuesWrittenByZarrPythonSurviveUpdatesAndCopies) {
+  test::TempDir dir;
+  Array v2 = Array::create(dir / "a", v2_doc());
+  test::write_text(dir / "a/.zattrs", "{\"_FillValue\": NaN, \"hi\": Infinity, \"lo\": [-Infinity, 1.5]}");
+  v2.update_attributes({{"k", 1}});
+  std::ifstream in(dir / "a/.zattrs");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\"_FillValue\": NaN"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"hi\": Infinity"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("-Infinity,"), std::string::npos) << text.str();
+  const json reread = Array::open(dir / "a").metadata().attributes;
+  EXPECT_TRUE(std::isnan(reread["_FillValue"].get<double>())) << reread.dump();
+  EXPECT_EQ(reread["hi"].get<double>(), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(reread["lo"][0].get<double>(), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(reread["k"], 1);
+
+  json doc = v3_doc();
+  doc["attributes"] = reread;
+  Array v3 = Array::create(dir / "b", doc);
+  for (const json& attributes : {Array::open(dir / "b").metadata().attributes,
+                                 v3.update_attributes({{"k", 2}}), Array::open(dir / "b").metadata().attributes}) {
+    EXPECT_TRUE(std::isnan(attributes["_FillValue"].get<double>())) << attributes.dump();
+    EXPECT_EQ(attributes["lo"][0].get<double>(), -std::numeric_limits<double>::infinity()) << attributes.dump();
+  }
+  Group group = Group::create(dir / "g", 2, reread);
+  EXPECT_TRUE(std::isnan(Group::open(dir / "g").attributes()["_FillValue"].get<double>()));
+}
+
+// Attributes nested deeper than the metadata reader accepts were written, and the node could not
+// be opened again (v3: the whole zarr.json refused). Now refused before anything is written.
+TEST(Attributes, AttributesTheReaderWouldRefuseAreNotWritten) {
+  test::TempDir dir;
+  json deep = 0;
+  for (int i = 0; i < 600; ++i) deep = json::array({deep});
+  for (const json& base : {v3_doc(), v2_doc()}) {
+    const bool v3 = base["zarr_format"] == 3;
+    const fs::path path = dir / (v3 ? "a3" : "a2");
+    Array array = Array::create(path, base);
+    try {
+      array.update_attributes({{"deep", deep}});
+      ADD_FAILURE() << "written";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("512"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(Array::open(path).read({}));
+    json with_deep = base;
+    with_deep["attributes"] = {{"deep", deep}};
+    EXPECT_THROW(Array::create(dir / (v3 ? "b3" : "b2"), with_deep), Error);
+    EXPECT_FALSE(fs::exists(dir / (v3 ? "b3" : "b2") / (v3 ? "zarr.json" : ".zarray")));
+    EXPECT_THROW(Group::create(dir / (v3 ? "g3" : "g2"), v3 ? 3 : 2, {{"deep", deep}}), Error);
+    EXPECT_FALSE(fs::exists(dir / (v3 ? "g3" : "g2") / (v3 ? "zarr.json" : ".zgroup")));
+  }
 }
 
 }  // namespace

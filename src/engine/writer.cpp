@@ -63,7 +63,12 @@ class WriteJob {
            const Settings& settings)
       : array_(array), metadata_(array.metadata), region_(region), source_(source), options_(options),
         settings_(settings), rank_(metadata_.rank()), chunk_shape_(to_extents(metadata_.chunk_shape)),
-        fill_(metadata_.fill_value) {}
+        fill_(metadata_.fill_value),
+        // A v2 fill_value of null means "none": zarr-python 2 leaves a missing chunk's elements
+        // uninitialised (stale memory), so a chunk of zeros erased here read back as garbage
+        // there. Such chunks are always stored, as zarr-python 2 stores them.
+        erase_empty_(!options.write_empty_chunks &&
+                     !(metadata_.zarr_format == 2 && metadata_.fill_value_json.is_null())) {}
 
   WriteStats run() {
     GridWindow chunks = window_over(region_, Extents{}, chunk_shape_, rank_);
@@ -254,7 +259,7 @@ class WriteJob {
                                 lock.emplace(lock_key(key));
                                 read_chunk(key, b);
                               });
-      if (!options_.write_empty_chunks && all_fill(decoded, fill_)) {
+      if (erase_empty_ && all_fill(decoded, fill_)) {
         ++empty_;
         erase(key, lock);
         return;
@@ -399,7 +404,7 @@ class WriteJob {
             shard.old_file->read_exact(stored.offset, b.file);
             inner_chain.decode(b.file, b.chunk, b.scratch);
           });
-          if (!options_.write_empty_chunks && all_fill(decoded, fill_)) {
+          if (erase_empty_ && all_fill(decoded, fill_)) {
             ++empty_;
             continue;
           }
@@ -441,6 +446,7 @@ class WriteJob {
   const std::size_t rank_;
   const Extents chunk_shape_;
   const std::vector<std::byte>& fill_;
+  const bool erase_empty_;  // chunks holding only the fill value are left out (and removed)
   unsigned workers_ = 1;
   unsigned inner_workers_ = 1;
   FolderCache folders_;

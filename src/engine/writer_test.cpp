@@ -455,6 +455,26 @@ codec::ShardIndex stored_index(const Array& array, const std::string& key) {
   return sharding.decode_index(span.subspan(sharding.index_offset(span.size()), sharding.index_nbytes()), span.size());
 }
 
+// A v2 fill_value of null ("no fill value"): zarr-python 2 reads a missing chunk as uninitialised
+// memory, so a chunk of zeros erased by zarrdirect came back there as whatever the buffer held
+// (the old values, in practice). Such chunks are stored, as zarr-python 2 stores them.
+TEST(Write, ChunksOfZerosAreStoredWhenAV2ArrayHasNoFillValue) {
+  test::TempDir dir;
+  json doc = v2_array("<u2", nullptr);
+  doc["fill_value"] = nullptr;
+  Array array = Array::create(dir / "a", doc);
+  std::vector<std::uint16_t> values(37 * 50, 7);
+  array.write({}, Source{values.data(), {}, Device::cpu, nullptr, {}, {}});
+  std::vector<std::uint16_t> zeros(16 * 20, 0);
+  WriteStats stats = array.write({{0, 16}, {0, 20}}, Source{zeros.data(), {}, Device::cpu, nullptr, {}, {}});
+  EXPECT_TRUE(fs::exists(dir / "a/0.0"));
+  EXPECT_EQ(stats.files_erased, 0u);
+  Array fresh = Array::create(dir / "b", doc);
+  std::vector<std::uint16_t> all_zero(37 * 50, 0);
+  fresh.write({}, Source{all_zero.data(), {}, Device::cpu, nullptr, {}, {}});
+  EXPECT_TRUE(fs::exists(dir / "b/2.2"));
+}
+
 TEST(Write, ShardsLeaveFillInnerChunksOutAndKeepUntouchedOnes) {
   test::TempDir dir;
   Array array = Array::create(dir / "a", sharded(json::array({bytes_le(), {{"name", "zstd"}}}), "end"));

@@ -64,7 +64,7 @@ std::vector<std::byte> parse_float(const nlohmann::json& value, std::size_t size
   } else {
     bad_fill(where, type, value, "expected a number");
   }
-  if (size == 2) return bytes_of(float_to_half(static_cast<float>(number)));
+  if (size == 2) return bytes_of(double_to_half(number));  // not through float: that rounds twice
   if (size == 4) return bytes_of(static_cast<float>(number));
   return bytes_of(number);
 }
@@ -122,6 +122,30 @@ std::uint16_t float_to_half(float value) {
   std::uint32_t half = sign | (static_cast<std::uint32_t>(e) << 10) | (mantissa >> 13);
   std::uint32_t rest = mantissa & 0x1fffu;
   if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // may carry into the exponent: correct
+  return static_cast<std::uint16_t>(half);
+}
+
+std::uint16_t double_to_half(double value) {
+  auto bits = std::bit_cast<std::uint64_t>(value);
+  auto sign = static_cast<std::uint32_t>((bits >> 48) & 0x8000u);
+  auto exponent = static_cast<std::uint32_t>((bits >> 52) & 0x7ffu);
+  std::uint64_t mantissa = bits & 0xfffffffffffffull;
+  if (exponent == 0x7ff) return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
+  int e = static_cast<int>(exponent) - 1023 + 15;
+  if (e >= 0x1f) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow: infinity
+  if (e <= 0) {
+    if (e < -10) return static_cast<std::uint16_t>(sign);  // below half the smallest subnormal: signed zero
+    mantissa |= 1ull << 52;
+    auto shift = static_cast<std::uint32_t>(43 - e);
+    std::uint64_t half = mantissa >> shift;
+    std::uint64_t rest = mantissa & ((1ull << shift) - 1u);
+    std::uint64_t halfway = 1ull << (shift - 1);
+    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(half));
+  }
+  auto half = sign | (static_cast<std::uint32_t>(e) << 10) | static_cast<std::uint32_t>(mantissa >> 42);
+  std::uint64_t rest = mantissa & ((1ull << 42) - 1u);
+  if (rest > (1ull << 41) || (rest == (1ull << 41) && (half & 1u))) ++half;  // may carry into the exponent: correct
   return static_cast<std::uint16_t>(half);
 }
 

@@ -21,6 +21,9 @@ std::vector<std::byte> parse_fill_value(const nlohmann::json& value, const DataT
 
 // IEEE half precision from single precision, rounding to nearest even.
 std::uint16_t float_to_half(float value);
+// The same from double precision directly, as NumPy's double->half: through float a double just
+// above or below a tie between two halves can land on the tie and round the wrong way.
+std::uint16_t double_to_half(double value);
 float half_to_float(std::uint16_t bits);
 
 }  // namespace zarrdirect

@@ -219,5 +219,27 @@ TEST(Half, FloatToHalfRoundsToNearest) {
   }
 }
 
+// A float16 fill value is rounded once, from the double, as NumPy (and so zarr-python) rounds it:
+// through float, 1 + 2^-11 + 2^-40 became the tie 1 + 2^-11 and rounded to even, 1.0, not 1.001.
+TEST(Half, DoubleToHalfRoundsOnceAsNumpy) {
+  const double just_above_tie = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
+  EXPECT_EQ(double_to_half(just_above_tie), 0x3c01u);
+  EXPECT_EQ(double_to_half(2049.0 + std::ldexp(1.0, -30)), 0x6801u);  // 2050, not 2048
+  EXPECT_EQ(double_to_half(1.0 + std::ldexp(1.0, -11)), 0x3c00u);     // an exact tie: to even
+  EXPECT_EQ(double_to_half(std::ldexp(1.0, -25) * (1 + std::ldexp(1.0, -50))), 0x0001u);  // subnormal, above the tie
+  EXPECT_EQ(double_to_half(std::ldexp(1.0, -25)), 0x0000u);
+  EXPECT_EQ(double_to_half(65519.99), 0x7bffu);
+  EXPECT_EQ(double_to_half(65520.0), 0x7c00u);
+  EXPECT_EQ(double_to_half(-1e300), 0xfc00u);
+  EXPECT_EQ(double_to_half(-0.0), 0x8000u);
+  EXPECT_EQ(as<std::uint16_t>(v2(just_above_tie, kF16)), 0x3c01u);
+  // Every float goes where float_to_half puts it (one rounding either way).
+  for (std::uint32_t bits = 0; bits < 0x7f800000u; bits += 4099) {
+    const float value = std::bit_cast<float>(bits);
+    ASSERT_EQ(double_to_half(value), float_to_half(value)) << value;
+    ASSERT_EQ(double_to_half(-static_cast<double>(value)), float_to_half(-value)) << value;
+  }
+}
+
 }  // namespace
 }  // namespace zarrdirect

@@ -225,4 +225,53 @@ json parse_json_document(std::string_view text, const std::string& where, NonFin
   return doc;
 }
 
+namespace {
+
+void dump_value(const json& value, int indent, std::size_t depth, std::string& out) {
+  const bool is_object = value.is_object();
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    const double number = value.get<double>();
+    out += std::isnan(number) ? "NaN" : number > 0 ? "Infinity" : "-Infinity";
+    return;
+  }
+  if (!(is_object || value.is_array()) || value.empty()) {
+    out += value.dump(-1, ' ', true);
+    return;
+  }
+  const std::string inner(static_cast<std::size_t>(indent) * (depth + 1), ' ');
+  out += is_object ? "{\n" : "[\n";
+  bool first = true;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (!first) out += ",\n";
+    first = false;
+    out += inner;
+    if (is_object) {
+      out += json(it.key()).dump(-1, ' ', true);
+      out += ": ";
+    }
+    dump_value(*it, indent, depth + 1, out);
+  }
+  out += '\n';
+  out.append(static_cast<std::size_t>(indent) * depth, ' ');
+  out += is_object ? '}' : ']';
+}
+
+}  // namespace
+
+std::string dump_json_document(const json& doc, int indent) {
+  std::string out;
+  dump_value(doc, indent, 0, out);
+  return out;
+}
+
+std::string readable_json_document(const json& doc, const std::string& where, NonFiniteTokens non_finite) {
+  std::string text = dump_json_document(doc);
+  try {
+    (void)parse_json_document(text, where, non_finite);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::invalid_argument, fmt::format("not written, zarrdirect could not read it back: {}", e.what()));
+  }
+  return text;
+}
+
 }  // namespace zarrdirect

@@ -41,4 +41,19 @@ enum class NonFiniteTokens {
 nlohmann::json parse_json_document(std::string_view text, const std::string& where,
                                    NonFiniteTokens non_finite = NonFiniteTokens::refused);
 
+// `doc` as metadata text, as zarr-python writes it: laid out as nlohmann's dump(indent, ' ', true),
+// i.e. ASCII only (other characters as \uXXXX escapes: zarr-python 2 reads .zattrs and .zarray as
+// ASCII and failed on raw UTF-8), and with the floats NaN, +inf and -inf written as the bare
+// tokens NaN, Infinity and -Infinity (Python's json module's spelling, which parse_json_document
+// reads back in attributes) rather than as null, so attributes written by zarr-python 2 keep their
+// values when zarrdirect rewrites or copies them. Throws nlohmann's type_error for strings that
+// are not UTF-8, as dump() does.
+std::string dump_json_document(const nlohmann::json& doc, int indent = 2);
+
+// dump_json_document(doc), checked to be text parse_json_document(text, where, non_finite) reads
+// back: metadata nested deeper than kMaxJsonDepth or larger than kMaxMetadataBytes would be
+// written and then make the node unreadable. Throws Error(invalid_argument) naming `where` and
+// the reason before anything is written.
+std::string readable_json_document(const nlohmann::json& doc, const std::string& where, NonFiniteTokens non_finite);
+
 }  // namespace zarrdirect

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "util/quote.hpp"
 #include "zarrdirect/error.hpp"
@@ -140,6 +141,23 @@ TEST(JsonDocument, OnlyTheExactTokensStandingAloneAreAccepted) {
     SCOPED_TRACE(text);
     expect_refused([&] { parse_json_document(text, "doc.json", NonFiniteTokens::anywhere); }, {});
   }
+}
+
+// dump_json_document is dump(2) except for non-finite floats, written as Python's bare tokens
+// (nlohmann writes null, which lost zarr-python 2's NaN attributes), and read back in attributes.
+TEST(JsonDocument, DumpKeepsNonFiniteFloatsAsPythonsTokens) {
+  const json finite = json::parse(R"({"a": [1, -2.5, "x\n\u00e9", {}, [], null, true], "b": {"c": {"d": 18446744073709551615}}, "e": {}})");
+  EXPECT_EQ(dump_json_document(finite), finite.dump(2, ' ', true));
+  EXPECT_NE(dump_json_document(finite).find(R"("x\n\u00e9")"), std::string::npos) << dump_json_document(finite);
+  EXPECT_EQ(dump_json_document(json::object()), "{}");
+  json doc = {{"attributes", {{"nan", std::nan("")}, {"list", {std::numeric_limits<double>::infinity(),
+                                                                   -std::numeric_limits<double>::infinity(), 1}}}}};
+  const std::string text = dump_json_document(doc);
+  EXPECT_EQ(text, "{\n  \"attributes\": {\n    \"list\": [\n      Infinity,\n      -Infinity,\n      1\n    ],\n"
+                  "    \"nan\": NaN\n  }\n}");
+  json back = parse_json_document(text, "doc.json", NonFiniteTokens::in_attributes);
+  EXPECT_TRUE(std::isnan(back["attributes"]["nan"].get<double>()));
+  EXPECT_EQ(back["attributes"]["list"][1].get<double>(), -std::numeric_limits<double>::infinity());
 }
 
 }  // namespace

@@ -99,6 +99,25 @@ ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann:
                                 "supported",
                                 where));
       metadata.codecs.push_back(numcodecs_entry(filter, "filters[]", where));
+      // numcodecs views the bytes it is given as the filter's dtype: one whose byte order is not
+      // the order of what it receives works on byte-swapped values (Delta(dtype="i4") on a ">i4"
+      // array), which the codec chain has no step for. Refused: they were read as garbage.
+      for (const char* key : {"dtype", "decode_dtype"}) {
+        auto found = filter.find(key);
+        if (found == filter.end() || !found->is_string()) continue;
+        ByteOrder declared;
+        try {
+          declared = parse_numpy_typestr(found->get<std::string>()).order;
+        } catch (const Error& e) {
+          throw e.with_context(where);
+        }
+        if (declared != ByteOrder::not_applicable && stored_order != ByteOrder::not_applicable &&
+            declared != stored_order)
+          throw Error(ErrorKind::unsupported,
+                      fmt::format("{}: filters[].{} {} is {}-endian but the data it filters is {}-endian: "
+                                  "numcodecs would filter byte-swapped values; not supported",
+                                  where, key, quoted_json(*found), endian_name(declared), endian_name(stored_order)));
+      }
       for (const char* key : {"astype", "encode_dtype"}) {
         auto found = filter.find(key);
         if (found == filter.end()) continue;

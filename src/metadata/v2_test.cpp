@@ -114,6 +114,29 @@ TEST(V2Metadata, FiltersBecomeNumcodecsEntriesAndTheirEncodedTypeSetsTheEndian) 
   expect_error(doc, ErrorKind::invalid_metadata, {"filters"});
 }
 
+// numcodecs views a filter's input as the filter's dtype: Delta(dtype="<i4") on a ">i4" array
+// filters byte-swapped values, and zarr-python reads back what it wrote that way. zarrdirect read
+// such arrays as garbage; they are refused, naming the filter's dtype.
+TEST(V2Metadata, FiltersOfTheOtherByteOrderAreRefused) {
+  json doc = minimal();
+  doc["dtype"] = ">i4";
+  doc["filters"] = json::parse(R"([{"id": "delta", "dtype": "<i4"}])");
+  expect_error(doc, ErrorKind::unsupported, {"filters[].dtype", "\"<i4\"", "little-endian", "big-endian"});
+  doc["dtype"] = "<f8";
+  doc["filters"] = json::parse(R"([{"id": "astype", "encode_dtype": "<f4", "decode_dtype": ">f8"}])");
+  expect_error(doc, ErrorKind::unsupported, {"filters[].decode_dtype"});
+  // After an astype to big-endian, the next filter sees big-endian data.
+  doc["filters"] = json::parse(R"([{"id": "fixedscaleoffset", "dtype": "<f8", "astype": ">i4", "scale": 1, "offset": 0},
+                                   {"id": "delta", "dtype": "<i4"}])");
+  expect_error(doc, ErrorKind::unsupported, {"filters[].dtype", "\"<i4\""});
+  doc["filters"][1]["dtype"] = ">i4";
+  EXPECT_NO_THROW(parse(doc));
+  // The same order, or one-byte types, are what they were.
+  doc["dtype"] = ">i4";
+  doc["filters"] = json::parse(R"([{"id": "delta", "dtype": ">i4", "astype": "|i1"}, {"id": "delta", "dtype": "|i1"}])");
+  EXPECT_NO_THROW(parse(doc));
+}
+
 TEST(V2Metadata, CompressorBecomesTheLastCodec) {
   json doc = minimal();
   doc["compressor"] = {{"id", "zstd"}, {"level", 3}};

@@ -113,6 +113,10 @@ TypestrParts parse_numpy_typestr(std::string_view typestr) {
                            [&](const NamedType& named) { return named.type == type; });
   if (!known) return refuse("no such numeric type");
   if (size == 1) order = ByteOrder::not_applicable;
+  // '|' on a multi-byte type is NumPy's native order (np.dtype("|f4") is "<f4" here), and
+  // zarr-python reads such a .zarray so; left "not applicable" it failed as a bytes codec
+  // without "endian".
+  else if (order == ByteOrder::not_applicable) order = native_byte_order();
   return {type, order};
 }
 

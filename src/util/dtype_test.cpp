@@ -61,6 +61,8 @@ TEST(DataType, TypestringByteOrders) {
   EXPECT_EQ(parse_numpy_typestr("=u4").order, native_byte_order());
   EXPECT_EQ(parse_numpy_typestr(">u1").order, ByteOrder::not_applicable);  // one byte: no order
   EXPECT_EQ(parse_numpy_typestr("|b1").type.kind, ScalarKind::boolean);
+  EXPECT_EQ(parse_numpy_typestr("|f4").order, native_byte_order());  // NumPy: native, as "=f4"
+  EXPECT_EQ(parse_numpy_typestr("|i2").type, (DataType{ScalarKind::signed_int, 2}));
   EXPECT_EQ(parse_numpy_typestr(">c16").type, (DataType{ScalarKind::complex, 16}));
   EXPECT_EQ((DataType{ScalarKind::floating, 4}).numpy_typestr(ByteOrder::big), ">f4");
   EXPECT_EQ((DataType{ScalarKind::unsigned_int, 1}).numpy_typestr(ByteOrder::big), "|u1");
