@@ -169,6 +169,12 @@ def test_to_zarr_defaults_and_processes_scheduler(tmp_path) -> None:
     np.testing.assert_array_equal(zarrdirect.open(tmp_path / "out.zarr")[:], expected[::-1].astype("f8"))
 
 
+def test_to_zarr_of_an_empty_array(tmp_path) -> None:
+    # An axis of length 0 gave a default chunk of 0, refused as "chunks must be positive".
+    empty = da.zeros((0, 5), chunks=(2, 2), dtype="i2")
+    array = zd.to_zarr(empty, tmp_path / "e.zarr")
+    assert array.shape == (0, 5) and array.chunks == (1, 2) and array[...].shape == (0, 5)
+
 def test_round_trip_through_from_zarr_and_to_zarr(sharded, tmp_path) -> None:
     path, expected = sharded
     doubled = zd.from_zarr(path).astype(np.uint32) * 2

@@ -291,7 +291,8 @@ def to_zarr(source: da.Array, path: str | os.PathLike, compute: bool = True, ove
     options = dict(create_options)
     if options.get("shards") is not None:
         options.setdefault("chunks", options["shards"])  # one chunk per shard unless told
-    options.setdefault("chunks", tuple(sizes[0] if sizes else 0 for sizes in source.chunks) or None)
+    # An empty axis has one block of 0 elements; its chunk is then 1 (0 was refused as a chunk).
+    options.setdefault("chunks", tuple(max(sizes[0], 1) if sizes else 1 for sizes in source.chunks) or None)
     options.setdefault("dtype", source.dtype)
     target = create(path, shape=source.shape, overwrite=overwrite, **options)
     if source.dtype != target.dtype:
