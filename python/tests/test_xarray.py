@@ -196,6 +196,22 @@ def test_xarray_group_with_dask_chunks_reads_through_zarrdirect(tmp_path, monkey
     assert reads.calls >= 3
 
 
+@pytest.mark.parametrize("consolidated", [True, False])
+def test_string_coordinates_come_through_zarr_python(tmp_path, consolidated: bool) -> None:
+    # xarray writes string coordinates (channel names, labels) as "<U" and "|S" arrays, which
+    # zarrdirect does not read: the engine reads those variables through zarr-python, lazily.
+    pytest.importorskip("zarr")
+    source = xarray.Dataset({"signal": (("channel", "x"), np.arange(12.0).reshape(3, 4))},
+                            coords={"channel": ["DAPI", "GFP", "mCherry"], "x": np.arange(4),
+                                    "tag": ("x", np.array([b"a", b"bb", b"c", b"dd"]))})
+    source.to_zarr(tmp_path / "ds.zarr", consolidated=consolidated)
+    opened = xarray.open_dataset(tmp_path / "ds.zarr", engine=ENGINE)
+    reference = xarray.open_dataset(tmp_path / "ds.zarr", engine="zarr", consolidated=consolidated)
+    xarray.testing.assert_identical(opened.load(), reference.load())
+    np.testing.assert_array_equal(opened["signal"].sel(channel="GFP").values, [4.0, 5.0, 6.0, 7.0])
+    assert opened["channel"].dtype == np.dtype("<U7")
+
+
 def test_a_group_variable_without_dimension_names_is_named_in_the_error(tmp_path) -> None:
     group = tmp_path / "g.zarr"
     zarrdirect.create_group(group, zarr_format=2)

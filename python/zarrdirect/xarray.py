@@ -9,7 +9,8 @@ Opens, read lazily (only what is indexed is read, by zarrdirect):
   names in each array's ``_ARRAY_DIMENSIONS`` attribute or v3 ``dimension_names``), as the Dataset
   it holds, decoded by xarray's CF conventions as the "zarr" engine decodes it (``_FillValue``
   from a v2 array's fill_value, ``scale_factor``, times; the usual ``mask_and_scale=``,
-  ``decode_times=``, ... options);
+  ``decode_times=``, ... options); variables of dtypes zarrdirect does not read (the "<U" and
+  "|S" arrays of string coordinates) are read through zarr-python 2 where it is installed;
 * one Zarr array, as a Dataset of one variable;
 * one level of an OME-Zarr multiscale image (``level=``, default 0), with coordinates
   ``translation + scale * index`` along its non-channel axes (their "units" in the coordinate's
@@ -36,7 +37,7 @@ from xarray.core import indexing
 
 from ._array import Array
 from ._array import open as open_array
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, UnsupportedError
 from ._group import Multiscale, open_group, open_multiscale
 
 __all__ = ["ZarrdirectBackendArray", "ZarrdirectBackendEntrypoint"]
@@ -149,14 +150,56 @@ def _variable_of(name: str, array: Array) -> xarray.Variable:
     return xarray.Variable(dims, indexing.LazilyIndexedArray(ZarrdirectBackendArray(array)), attrs, encoding)
 
 
+class _ZarrPythonBackendArray(BackendArray):
+    """A variable zarrdirect does not read (fixed-length strings, objects: xarray writes string
+    coordinates, such as channel names, as "<U" arrays), read lazily through zarr-python."""
+
+    def __init__(self, array: Any) -> None:
+        self._array = array
+        self.shape = tuple(array.shape)
+        self.dtype = np.dtype(array.dtype)
+
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC,
+                                                  lambda k: np.asarray(self._array[k]))
+
+
+def _zarr_python_variable(path: str, name: str, refused: UnsupportedError) -> xarray.Variable:
+    """The variable `name` of the group at `path` through zarr-python 2, where zarrdirect refused
+    its dtype; `refused` is raised again, with the reason, where zarr-python cannot help."""
+    try:
+        import zarr
+    except ImportError:
+        raise UnsupportedError(f"{refused} (zarr-python, which would read this variable, is not installed)") from None
+    try:
+        array = zarr.open_array(os.path.join(path, name), mode="r")
+    except Exception as error:  # a v3 array (zarr 2 reads v2 only), or one zarr-python refuses too
+        raise UnsupportedError(f"{refused} (zarr-python could not open it either: {error})") from None
+    dims = array.attrs.get("_ARRAY_DIMENSIONS")
+    if not isinstance(dims, list) or len(dims) != array.ndim or not all(isinstance(d, str) and d for d in dims):
+        raise InvalidArgumentError(f"{path}: variable {name!r} has no dimension names (the '_ARRAY_DIMENSIONS' "
+                                   "attribute xarray writes)")
+    attrs = {key: value for key, value in array.attrs.items() if key != "_ARRAY_DIMENSIONS"}
+    if array.fill_value is not None and "_FillValue" not in attrs and array.dtype.kind not in "USO":
+        attrs["_FillValue"] = array.fill_value
+    encoding = {"chunks": array.chunks, "preferred_chunks": dict(zip(dims, array.chunks)), "dtype": array.dtype}
+    return xarray.Variable(dims, indexing.LazilyIndexedArray(_ZarrPythonBackendArray(array)), attrs, encoding)
+
+
 def _open_group_dataset(path: str, drop_variables: Any, decoders: dict) -> xarray.Dataset:
-    """An xarray-written group (Dataset.to_zarr) as its Dataset, decoded as the zarr engine does."""
+    """An xarray-written group (Dataset.to_zarr) as its Dataset, decoded as the zarr engine does.
+    Variables of dtypes zarrdirect does not read (strings) come through zarr-python."""
     group = open_group(path)
     variables = {}
-    for name, array in group.arrays():
+    for name in group.array_keys():
         if isinstance(drop_variables, str) and name == drop_variables:
             continue
         if drop_variables is not None and not isinstance(drop_variables, str) and name in drop_variables:
+            continue
+        try:
+            array = group[name]
+        except UnsupportedError as refused:
+            variables[name] = _zarr_python_variable(path, name, refused)
             continue
         variables[name] = _variable_of(name, array)
     if not variables:
