@@ -340,6 +340,23 @@ TEST_F(Cli, ConvertCopiesIntoAnyLayoutAndCodec) {
   EXPECT_EQ(Array::open(part).metadata().dimension_names.size(), 2u);  // carried over
 }
 
+// Dimension names cross formats as xarray keeps them: v3 dimension_names <-> the v2
+// _ARRAY_DIMENSIONS attribute (v3 -> v2 dropped them).
+TEST_F(Cli, ConvertCarriesDimensionNamesBetweenFormats) {
+  const auto names = Array::open(array()).metadata().dimension_names;
+  ASSERT_EQ(names.size(), 2u);
+  ASSERT_TRUE(names[0] && names[1]);
+  fs::path v2 = dir / "names_v2";
+  auto result = cli(fmt::format("convert {} {} --zarr-format 2 -q", quoted(array()), quoted(v2)));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const json attrs = json::parse(std::ifstream(v2 / ".zattrs"));
+  EXPECT_EQ(attrs["_ARRAY_DIMENSIONS"], json({*names[0], *names[1]}));
+  fs::path v3 = dir / "names_v3";
+  result = cli(fmt::format("convert {} {} --zarr-format 3 -q", quoted(v2), quoted(v3)));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(Array::open(v3).metadata().dimension_names, names);
+}
+
 // v3 fill values written as raw bits: float16 ones could not be converted at all ("cannot be
 // carried over"), complex ones with hex parts were copied as hex and refused by a v2 target.
 TEST_F(Cli, ConvertCarriesHexFillValuesIntoEitherFormat) {

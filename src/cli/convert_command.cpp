@@ -21,6 +21,37 @@
 namespace zarrdirect::cli {
 namespace {
 
+// Dimension names cross formats as xarray keeps them: v3's dimension_names, v2's
+// _ARRAY_DIMENSIONS attribute (every name a string, one per dimension). Into v2 the names become
+// that attribute (unless the source's attributes already hold one); into v3, the attribute of a v2
+// source gives dimension_names.
+void carry_dimension_names(const ArrayMetadata& source, ArrayLayout& layout) {
+  const std::size_t rank = source.rank();
+  if (layout.zarr_format == 3) {
+    layout.dimension_names = source.dimension_names;
+    const auto it = source.attributes.find("_ARRAY_DIMENSIONS");
+    if (!layout.dimension_names.empty() || it == source.attributes.end() || !it->is_array() || it->size() != rank)
+      return;
+    for (const auto& name : *it) {
+      if (!name.is_string()) {
+        layout.dimension_names.clear();
+        return;
+      }
+      layout.dimension_names.emplace_back(name.get<std::string>());
+    }
+    return;
+  }
+  if (source.dimension_names.size() != rank || layout.attributes.contains("_ARRAY_DIMENSIONS")) return;
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& name : source.dimension_names) {
+    if (!name) return;  // xarray's attribute has no place for an unnamed dimension
+    names.push_back(*name);
+  }
+  if (!layout.attributes.is_object()) layout.attributes = nlohmann::json::object();
+  layout.attributes["_ARRAY_DIMENSIONS"] = names;
+}
+
+
 struct ConvertOptions {
   std::string source;
   std::string destination;
@@ -139,7 +170,7 @@ int run_convert(const ConvertOptions& options) {
   layout.level = options.level;
   layout.fill_value = portable_fill_value(metadata);
   layout.attributes = metadata.attributes;
-  if (layout.zarr_format == 3) layout.dimension_names = metadata.dimension_names;
+  carry_dimension_names(metadata, layout);
 
   Array destination = Array::create(options.destination, make_array_metadata(layout), options.overwrite);
 
