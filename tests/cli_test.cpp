@@ -456,6 +456,7 @@ TEST_F(Cli, EveryUsageErrorExitsTwo) {
   expect_usage_line(cli("read " + a + " --no-such-option"), {"--no-such-option", "--help"});
   expect_usage_line(cli("read " + a + " '\x1b[2Jbad\nline'"), {"\\x1b[2Jbad\\nline"});
   expect_usage_line(cli("read"), {"path", "--help"});
+  expect_usage_line(cli("read -q " + a + " --level -1"), {"--level", "-1"});  // not level 18446744073709551615
   // Found once the target is open: one "error:" line, exit 2.
   expect_usage_line(cli("info"), {"PATH", "--system"});
   expect_usage_line(cli("info --system " + a), {"PATH", "--system"});

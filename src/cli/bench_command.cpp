@@ -81,7 +81,8 @@ Run add_bench_command(CLI::App& app) {
   sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
   sub->add_flag("--json", options->json, "One JSON line with every run");
   sub->add_flag("--fresh-output", options->fresh_output, "Allocate a new result in each run, and time it");
-  sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group");
+  sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group")
+      ->check(level_number());
   return [options]() {
     Array array = open_target(options->path, options->level);
     Region region = parse_region_option(options->region, array.metadata().shape);

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <stdexcept>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +18,14 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// For a --level or --multiscale-level: "-1" is refused as itself ("a level is 0 or more, not
+// -1"), not wrapped into a size_t level of 18446744073709551615, nor with CLI11's range text.
+inline CLI::Validator level_number() {
+  return CLI::Validator(
+      [](std::string& text) { return !text.empty() && text.front() == '-' ? "a level is 0 or more, not " + text : std::string(); },
+      "LEVEL");
+}
 
 Run add_info_command(CLI::App& app);
 Run add_read_command(CLI::App& app);

@@ -251,7 +251,8 @@ Run add_convert_command(CLI::App& app) {
                   "raw, zstd[:L], blosc[:CNAME[:L[:SHUFFLE]]], gzip[:L], zlib[:L], bz2[:L], lz4, +crc32c (default zstd:3)");
   sub->add_option("--region", options->region, "NumPy-style region of the source to copy, e.g. 0:10,:,5");
   sub->add_option("--level", options->level, "Compression level (replaces the one in --codec)");
-  sub->add_option("--multiscale-level", options->multiscale_level, "Level of an OME-Zarr multiscale source");
+  sub->add_option("--multiscale-level", options->multiscale_level, "Level of an OME-Zarr multiscale source")
+      ->check(level_number());
   sub->add_option("--threads", options->threads, "Threads (default: one per core, at least 4)");
   sub->add_flag("--overwrite", options->overwrite, "Replace an array or group at the destination");
   sub->add_flag("--durable", options->durable, "fsync every file and folder written");

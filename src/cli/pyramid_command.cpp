@@ -135,7 +135,8 @@ Run add_pyramid_command(CLI::App& app) {
   sub->add_option("--shards", options->shards, "Shard shape a,b,... (NGFF 0.5)");
   sub->add_option("--axes", options->axes, "Axis names, one letter each, e.g. czyx (default by rank)");
   sub->add_option("--unit", options->unit, "Unit of the space axes, e.g. micrometer");
-  sub->add_option("--multiscale-level", options->multiscale_level, "Level of an OME-Zarr multiscale source");
+  sub->add_option("--multiscale-level", options->multiscale_level, "Level of an OME-Zarr multiscale source")
+      ->check(level_number());
   sub->add_option("--slab-mb", options->slab_mb, "Most MiB of the source read at once (default 512)")
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--threads", options->threads, "Threads (default: one per core)");

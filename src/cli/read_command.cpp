@@ -52,7 +52,8 @@ Run add_read_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}));
   sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
   sub->add_flag("--quiet,-q", options->quiet, "No progress display");
-  sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group (0: full resolution)");
+  sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group (0: full resolution)")
+      ->check(level_number());
   return [options]() {
     // The options are checked before the read, not after a long one.
     if (!options->output.empty()) check_output_option(options->output);
