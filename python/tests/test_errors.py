@@ -236,3 +236,16 @@ def test_ctrl_c_stops_a_long_metadata_open(tmp_path) -> None:
     timer.join()
     assert interrupted < whole / 2 + 0.2, (interrupted, whole)
     assert zarrdirect.open_group(group).path == os.fspath(group)  # the next open works
+
+
+def test_bytes_paths_and_integers_past_cpp_sizes(tmp_path):
+    # Paths as bytes open as os.fsdecode names them; thread counts and cache sizes past what a
+    # C++ integer holds are capped, not failed as a conversion (pybind11's TypeError).
+    import numpy as np
+    data = np.arange(10, dtype="u2")
+    zarrdirect.save(tmp_path / "a", data, chunks=(4,))
+    arr = zarrdirect.open(os.fsencode(tmp_path / "a"))
+    np.testing.assert_array_equal(arr.read(threads=2 ** 64), data)
+    arr.cache_bytes = 2 ** 64
+    assert arr.cache_bytes == 2 ** 63 - 1
+    np.testing.assert_array_equal(arr[...], data)

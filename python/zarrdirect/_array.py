@@ -716,7 +716,7 @@ def open(path: str | os.PathLike, *, storage_options: dict | None = None) -> Arr
     instead (zarrdirect.open_multiscale, open_group, or a level's own path): picking a level
     silently would hide which resolution was read.
     """
-    path = os.fspath(path)
+    path = os.fsdecode(path)
     if is_url(path):
         return _open_url(path, storage_options)
     options = native_store_options(storage_options)

@@ -66,7 +66,7 @@ class NotFoundError(ZarrIOError, FileNotFoundError):
     @classmethod
     def at(cls, path: str | os.PathLike, what: str) -> "NotFoundError":
         """An error in OSError's own form, so ``.errno`` and ``.filename`` are set."""
-        return cls(errno.ENOENT, what, os.fspath(path))
+        return cls(errno.ENOENT, what, os.fsdecode(path))
 
 
 class CudaError(ZarrdirectError, RuntimeError):

@@ -26,7 +26,7 @@ __all__ = ["Group", "GroupTree", "Multiscale", "open_group", "open_multiscale"]
 
 
 def _existing(path: str | os.PathLike) -> str:
-    path = os.fspath(path)
+    path = os.fsdecode(path)
     if not is_url(path) and not os.path.exists(path):
         raise NotFoundError.at(path, "No such file or directory")
     return path

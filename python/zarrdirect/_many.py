@@ -69,12 +69,14 @@ def read_many_async(array: Any, regions: Sequence[Any], device: Any, stack: bool
 def set_cache_bytes(array: Any, nbytes: Any) -> None:
     if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
         raise InvalidArgumentError(f"cache_bytes must be a non-negative integer, not {nbytes!r}")
+    nbytes = min(nbytes, 2 ** 63 - 1)  # more than any machine holds: a C++ size, not an overflow
     _native.set_cache_bytes(array._native, nbytes)
 
 
 def set_device_cache_bytes(array: Any, nbytes: Any) -> None:
     if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
         raise InvalidArgumentError(f"device_cache_bytes must be a non-negative integer, not {nbytes!r}")
+    nbytes = min(nbytes, 2 ** 63 - 1)  # more than any machine holds: a C++ size, not an overflow
     _native.set_device_cache_bytes(array._native, nbytes)
 
 

@@ -161,7 +161,7 @@ def write_multiscale(path: str | os.PathLike, data: Any, *, levels: int = 4, met
     if source_array is not None:
         if device not in (None, "cpu", "cuda"):
             raise InvalidArgumentError(f"device must be 'cpu' or 'cuda', not {device!r}")
-        return _native.write_multiscale_from_array(os.fspath(path), options_json, source_array._native,
+        return _native.write_multiscale_from_array(os.fsdecode(path), options_json, source_array._native,
                                                    device or "cpu", parse_threads(threads), callback)
     if cuda is not None:
         interface = cuda.__cuda_array_interface__
@@ -179,13 +179,13 @@ def write_multiscale(path: str | os.PathLike, data: Any, *, levels: int = 4, met
         handle = parse_stream(stream)
         if handle is None and interface.get("stream"):
             handle = int(interface["stream"])
-        return _native.write_multiscale(os.fspath(path), options_json, int(interface["data"][0] or 0), shape,
+        return _native.write_multiscale(os.fsdecode(path), options_json, int(interface["data"][0] or 0), shape,
                                         _typestr(dtype), "cuda", handle, parse_threads(threads), callback)
     if data.dtype.kind not in "biufc":
         raise InvalidArgumentError(f"dtype {data.dtype} is not numeric: zarrdirect writes numeric arrays")
     if not data.dtype.isnative:
         data = data.astype(data.dtype.newbyteorder("="))
-    return _native.write_multiscale(os.fspath(path), options_json, data.__array_interface__["data"][0],
+    return _native.write_multiscale(os.fsdecode(path), options_json, data.__array_interface__["data"][0],
                                     list(data.shape), _typestr(data.dtype), "cpu", None, parse_threads(threads),
                                     callback)
 

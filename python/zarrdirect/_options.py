@@ -51,7 +51,9 @@ def parse_threads(threads: Any) -> int:
         return 0
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise InvalidArgumentError(f"threads must be a positive integer or None, not {threads!r}")
-    return threads
+    # The engine takes at most kMaxReaderThreads (256) anyway; capping here keeps 2**64 from
+    # failing as a C++ integer conversion.
+    return min(threads, 256)
 
 
 def parse_stream(stream: Any) -> Optional[int]:

@@ -52,7 +52,7 @@ class PatchSampler:
             raise InvalidArgumentError(f"batch_size must be a positive integer, not {batch_size!r}")
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 0:
             raise InvalidArgumentError(f"prefetch must be a non-negative integer, not {prefetch!r}")
-        self.path = os.fspath(path)
+        self.path = os.fsdecode(path)
         self.patch_shape = tuple(int(e) for e in patch_shape)
         self.batch_size = batch_size
         self.patches = None if patches is None else np.asarray(patches, dtype=np.int64).reshape(-1, len(self.patch_shape))

@@ -309,8 +309,8 @@ def open(path: str | os.PathLike, mode: str = "r", *, cache_bytes: int | None = 
     retries (see zarrdirect._storage.KEYS)."""
     if mode not in _MODES:
         raise InvalidArgumentError(f"mode must be one of {', '.join(repr(m) for m in _MODES)}, not {mode!r}")
-    if mode not in ("r", "r+") and "://" in os.fspath(path):
-        raise InvalidArgumentError(f"mode {mode!r} writes, and {os.fspath(path)} is a URL: URLs are read only (mode 'r')")
+    if mode not in ("r", "r+") and "://" in os.fsdecode(path):
+        raise InvalidArgumentError(f"mode {mode!r} writes, and {os.fsdecode(path)} is a URL: URLs are read only (mode 'r')")
     creates = mode in ("w", "w-", "x") or (mode == "a" and not _holds_node(path))
     if create_options and mode in ("r", "r+"):
         raise InvalidArgumentError(f"mode {mode!r} opens an existing array: {', '.join(sorted(create_options))} "
@@ -320,7 +320,7 @@ def open(path: str | os.PathLike, mode: str = "r", *, cache_bytes: int | None = 
             raise InvalidArgumentError("open() takes no overwrite=: mode 'w' replaces, mode 'w-' refuses")
         missing = [name for name in ("shape", "dtype") if name not in create_options]
         if missing:
-            raise InvalidArgumentError(f"mode {mode!r} creates an array at {os.fspath(path)}: give "
+            raise InvalidArgumentError(f"mode {mode!r} creates an array at {os.fsdecode(path)}: give "
                                        f"{' and '.join(missing)} (and chunks, codec, ... as for zarrdirect.create)")
         array = create(path, overwrite=mode == "w", **create_options)
         mode = "r+"
@@ -338,7 +338,7 @@ def open(path: str | os.PathLike, mode: str = "r", *, cache_bytes: int | None = 
 
 def _holds_node(path: str | os.PathLike) -> bool:
     """An array or group (v2 or v3 metadata) is at local folder `path`."""
-    folder = os.fspath(path)
+    folder = os.fsdecode(path)
     return any(os.path.exists(os.path.join(folder, name)) for name in ("zarr.json", ".zarray", ".zgroup"))
 
 
@@ -380,7 +380,7 @@ def create(path: str | os.PathLike, *, shape: Sequence[int] | int, dtype: Any, c
         "order": order,
         "filters": None if filters is None else [_filter_config(f) for f in filters],
     }
-    native = _native.create_array(os.fspath(path), json.dumps(options), bool(overwrite))
+    native = _native.create_array(os.fsdecode(path), json.dumps(options), bool(overwrite))
     return WritableArray(native, True)
 
 
@@ -389,7 +389,7 @@ def create_group(path: str | os.PathLike, *, zarr_format: int = 3, attributes: d
     """Creates a Zarr group (v3 zarr.json, or v2 .zgroup and .zattrs) in folder `path` and
     returns it open, as zarr-python's ``create_group`` / ``open_group(mode="w")`` do."""
     from ._group import open_group  # _group builds on the arrays this module writes
-    _native.create_group(os.fspath(path), int(zarr_format), json.dumps(attributes or {}), bool(overwrite))
+    _native.create_group(os.fsdecode(path), int(zarr_format), json.dumps(attributes or {}), bool(overwrite))
     return open_group(path)
 
 

@@ -215,7 +215,7 @@ def open_zarrdirect_dataset(path: str | os.PathLike, level: int | None = None, n
                             drop_variables: Iterable[str] | str | None = None, **decoders: Any) -> xarray.Dataset:
     """The Dataset the backend returns (see the module's doc). `decoders`: xarray's CF decoding
     options (mask_and_scale, decode_times, ...) for an xarray-written group."""
-    path = os.fspath(path)
+    path = os.fsdecode(path)
     image = None
     if level is None and _is_group(path) and not _is_image(path):
         given = {key: value for key, value in decoders.items() if key in _DECODERS and value is not None}
