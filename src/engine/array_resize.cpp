@@ -96,7 +96,8 @@ void Array::resize(const std::vector<std::uint64_t>& shape, const WriteSettings&
     auto current = read_metadata_document(store, key);
     if (!current || !current->is_object()) throw Error(ErrorKind::io, fmt::format("{}: missing", file));
     (*current)["shape"] = shape;
-    const std::string text = current->dump(2);
+    // As attributes are saved: NaN and Infinity attributes (zarr-python's) kept as tokens.
+    const std::string text = readable_json_document(*current, file, non_finite_tokens_for(key));
     lock.commit(std::as_bytes(std::span(text)), options.durable);
   }
   impl_ = Impl::create(impl_->path, std::move(resized));
