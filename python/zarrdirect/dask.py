@@ -76,7 +76,8 @@ def default_chunks(array: Array) -> tuple[tuple[int, ...], ...]:
         return da.core.normalize_chunks(tuple(unit), array.shape, dtype=array.dtype)
     target = dask.utils.parse_bytes(dask.config.get("array.chunk-size"))
     units = _block_units(array.shape, array.chunks, np.dtype(array.dtype).itemsize, target)
-    return tuple(tuple(min(k * c, n - start) for start in range(0, n, k * c)) for n, c, k in zip(array.shape, array.chunks, units))
+    return tuple(tuple(min(k * c, n - start) for start in range(0, n, k * c))
+                 for n, c, k in zip(array.shape, array.chunks, units))
 
 
 def _block_units(shape: Sequence[int], chunks: Sequence[int], itemsize: int, target: int) -> list[int]:

@@ -206,13 +206,12 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
         job.dst_offset += decoded_at;
         batch->blosc_jobs.unshuffles.push_back(job);
       }
-      batch->scratch_end += chunk_scratch > 0 ? round_up(chunk_scratch, 16) : 0;
     } else {
       pending.first_job = static_cast<std::uint32_t>(batch->frame_jobs.size());
       pending.jobs = 1;
       // numcodecs lz4: a 4-byte size header, then the block; zstd: the frame is the chunk. A zstd
       // job's tables sit at scratch + job index * kZstdScratchPerJob (the kernel's rule), inside
-      // the kZstdScratchPerJob bytes per chunk reserved above.
+      // the kZstdScratchPerJob bytes each chunk adds to scratch_end.
       const std::size_t header = route_.codec == GpuCodec::lz4 ? 4 : 0;
       GpuDecodeJob job;
       job.src_offset = at + header;
@@ -220,8 +219,8 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
       job.dst_offset = decoded_at;
       job.dst_capacity = chunk_bytes_;
       batch->frame_jobs.push_back(job);
-      if (chunk_scratch > 0) batch->scratch_end += round_up(chunk_scratch, 16);
     }
+    batch->scratch_end += chunk_scratch > 0 ? round_up(chunk_scratch, 16) : 0;
     if (entry) {
       pending.entry_index = static_cast<std::int64_t>(batch->entries.size());
       batch->entries.push_back(*entry);
