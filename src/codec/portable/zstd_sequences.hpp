@@ -193,14 +193,25 @@ ZD_HOST_DEVICE inline void fill_code_tables(SequenceState& state) {
   }
 }
 
-// Decodes the sequences section (`size` bytes at src, the rest of the block) and executes it:
-// the block's output goes to out + produced, which advances. Literals not used by the sequences
-// follow the last one.
-ZD_HOST_DEVICE inline DecodeStatus decode_sequences(const std::uint8_t* src, std::uint64_t size,
-                                                    const Literals& literals, std::uint8_t* out,
-                                                    std::uint64_t out_end, std::uint64_t& produced,
-                                                    SequenceState& state) {
-  using namespace sequences_detail;
+// One sequence as its codes give it: the offset value is the raw one (1-3 name repeat offsets,
+// resolved by resolve_offset in order, since they depend on every earlier sequence of the frame).
+struct SequenceCodes {
+  std::uint32_t literal_length = 0;
+  std::uint32_t match_length = 0;
+  std::uint32_t offset_value = 0;  // up to 2^32 - 1 (offset code 31 with 31 extra bits)
+};
+
+// The header of a sequences section: the sequence count, and where its tables' descriptions and
+// its bitstream start. Tables are read by read_sequence_tables (a block may repeat the tables of an
+// earlier one).
+struct SequencesHeader {
+  std::uint64_t count = 0;
+  std::uint32_t modes = 0;  // literal lengths << 6 | offsets << 4 | match lengths << 2
+  std::uint64_t tables_at = 0;  // first table description (when count > 0)
+};
+
+ZD_HOST_DEVICE inline DecodeStatus read_sequences_header(const std::uint8_t* src, std::uint64_t size,
+                                                         SequencesHeader& header) {
   if (size == 0) return DecodeStatus::truncated;
   std::uint64_t count = src[0];
   std::uint64_t at = 1;
@@ -215,77 +226,139 @@ ZD_HOST_DEVICE inline DecodeStatus decode_sequences(const std::uint8_t* src, std
       at = 2;
     }
   }
+  header.count = count;
+  header.modes = 0;
+  if (count == 0) {
+    header.tables_at = at;
+    return at == size ? DecodeStatus::ok : DecodeStatus::corrupt;  // nothing may follow a zero count
+  }
+  if (at >= size) return DecodeStatus::truncated;
+  header.modes = src[at++];
+  if ((header.modes & 3) != 0) return DecodeStatus::corrupt;  // reserved bits
+  header.tables_at = at;
+  return DecodeStatus::ok;
+}
+
+// Reads the three tables (literal lengths, offsets, match lengths, in the format's order) of a
+// section whose header is `header`, from src + header.tables_at; `bitstream_at` gets where the
+// sequences' bitstream starts.
+ZD_HOST_DEVICE inline DecodeStatus read_sequence_tables(const std::uint8_t* src, std::uint64_t size,
+                                                        const SequencesHeader& header, SequenceState& state,
+                                                        std::uint64_t& bitstream_at) {
+  using namespace sequences_detail;
+  std::uint64_t at = header.tables_at;
+  std::uint64_t used = 0;
+  DecodeStatus status = read_table(header.modes >> 6, 0, kLiteralLengthMaxSymbol, src + at, size - at,
+                                   state.literal_lengths, used);
+  if (status != DecodeStatus::ok) return status;
+  at += used;
+  if (at > size) return DecodeStatus::truncated;
+  status = read_table((header.modes >> 4) & 3, 2, kOffsetMaxSymbol, src + at, size - at, state.offsets, used);
+  if (status != DecodeStatus::ok) return status;
+  at += used;
+  if (at > size) return DecodeStatus::truncated;
+  status = read_table((header.modes >> 2) & 3, 1, kMatchLengthMaxSymbol, src + at, size - at, state.match_lengths, used);
+  if (status != DecodeStatus::ok) return status;
+  at += used;
+  if (at > size) return DecodeStatus::truncated;
+  bitstream_at = at;
+  return DecodeStatus::ok;
+}
+
+// The backward stream of a block's sequences, decoded one at a time with the state's tables.
+struct SequenceStream {
+  BackwardBits bits;
+  const SequenceState* state = nullptr;
+  std::uint32_t ll_state = 0;
+  std::uint32_t of_state = 0;
+  std::uint32_t ml_state = 0;
+
+  ZD_HOST_DEVICE bool init(const std::uint8_t* stream, std::uint64_t size, const SequenceState& tables) {
+    state = &tables;
+    if (!bits.init(stream, size)) return false;
+    ll_state = bits.read(tables.literal_lengths.log);
+    of_state = bits.read(tables.offsets.log);
+    ml_state = bits.read(tables.match_lengths.log);
+    return true;
+  }
+
+  // The next sequence's codes; `last` skips the state update that would follow the block's last
+  // sequence. False when the stream ran past its start (corrupt input).
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE bool next(SequenceCodes& codes, bool last) {
+    if (bits.overrun()) return false;
+    const FseEntry* ll_table = state->literal_lengths.entries;
+    const FseEntry* of_table = state->offsets.entries;
+    const FseEntry* ml_table = state->match_lengths.entries;
+    // Extra bits in the format's order: offset, match length, literal length.
+    const std::uint32_t of_code = of_table[of_state].symbol;
+    const std::uint32_t ml_code = ml_table[ml_state].symbol;
+    const std::uint32_t ll_code = ll_table[ll_state].symbol;
+    codes.offset_value = static_cast<std::uint32_t>((std::uint64_t{1} << of_code) + bits.read(of_code));
+    codes.match_length = state->match_length_base[ml_code] + bits.read(state->match_length_extra[ml_code]);
+    codes.literal_length = state->literal_length_base[ll_code] + bits.read(state->literal_length_extra[ll_code]);
+    if (!last) {  // states update in the order literal length, match length, offset
+      ll_state = ll_table[ll_state].baseline + bits.read(ll_table[ll_state].bits);
+      ml_state = ml_table[ml_state].baseline + bits.read(ml_table[ml_state].bits);
+      of_state = of_table[of_state].baseline + bits.read(of_table[of_state].bits);
+    }
+    return true;
+  }
+  // A stream ends exactly at its start.
+  ZD_HOST_DEVICE bool finished() const { return bits.finished(); }
+};
+
+// The offset a sequence means, updating the frame's repeat offsets: values 1-3 name a repeat
+// offset (shifted by one when the sequence has no literals); larger ones are a new offset,
+// value - 3. 0 for an offset that cannot be (repeat offset 1 minus one, when it was 1): corrupt.
+ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint64_t resolve_offset(std::uint64_t offset_value, std::uint64_t literal_length,
+                                                           std::uint64_t* repeat) {
+  std::uint64_t offset;
+  if (offset_value > 3) {
+    offset = offset_value - 3;
+    repeat[2] = repeat[1];
+    repeat[1] = repeat[0];
+    repeat[0] = offset;
+    return offset;
+  }
+  const std::uint64_t index = offset_value - 1 + (literal_length == 0 ? 1 : 0);
+  if (index == 0) return repeat[0];
+  offset = index == 3 ? repeat[0] - 1 : repeat[index];
+  if (index != 1) repeat[2] = repeat[1];
+  repeat[1] = repeat[0];
+  repeat[0] = offset;
+  return offset;
+}
+
+// Decodes the sequences section (`size` bytes at src, the rest of the block) and executes it:
+// the block's output goes to out + produced, which advances. Literals not used by the sequences
+// follow the last one.
+ZD_HOST_DEVICE inline DecodeStatus decode_sequences(const std::uint8_t* src, std::uint64_t size,
+                                                    const Literals& literals, std::uint8_t* out,
+                                                    std::uint64_t out_end, std::uint64_t& produced,
+                                                    SequenceState& state) {
+  using namespace sequences_detail;
+  SequencesHeader header;
+  DecodeStatus status = read_sequences_header(src, size, header);
+  if (status != DecodeStatus::ok) return status;
 
   const std::uint8_t* lit = literals.data;
   std::uint64_t lit_left = literals.size;
   if (lit_left > out_end - produced) return DecodeStatus::output_overflow;
   std::uint64_t op = produced;
 
-  if (count > 0) {
-    if (at >= size) return DecodeStatus::truncated;
-    const std::uint32_t modes = src[at++];
-    if ((modes & 3) != 0) return DecodeStatus::corrupt;  // reserved bits
-    std::uint64_t used = 0;
-    DecodeStatus status = read_table(modes >> 6, 0, kLiteralLengthMaxSymbol, src + at, size - at,
-                                     state.literal_lengths, used);
+  if (header.count > 0) {
+    std::uint64_t at = 0;
+    status = read_sequence_tables(src, size, header, state, at);
     if (status != DecodeStatus::ok) return status;
-    at += used;
-    if (at > size) return DecodeStatus::truncated;
-    status = read_table((modes >> 4) & 3, 2, kOffsetMaxSymbol, src + at, size - at, state.offsets, used);
-    if (status != DecodeStatus::ok) return status;
-    at += used;
-    if (at > size) return DecodeStatus::truncated;
-    status = read_table((modes >> 2) & 3, 1, kMatchLengthMaxSymbol, src + at, size - at, state.match_lengths, used);
-    if (status != DecodeStatus::ok) return status;
-    at += used;
-    if (at > size) return DecodeStatus::truncated;
-
-    BackwardBits bits;
-    if (!bits.init(src + at, size - at)) return DecodeStatus::corrupt;
-    const FseEntry* ll_table = state.literal_lengths.entries;
-    const FseEntry* of_table = state.offsets.entries;
-    const FseEntry* ml_table = state.match_lengths.entries;
-    std::uint32_t ll_state = bits.read(state.literal_lengths.log);
-    std::uint32_t of_state = bits.read(state.offsets.log);
-    std::uint32_t ml_state = bits.read(state.match_lengths.log);
+    SequenceStream stream;
+    if (!stream.init(src + at, size - at, state)) return DecodeStatus::corrupt;
     std::uint64_t* repeat = state.repeat;
-
-    for (std::uint64_t n = 0; n < count; ++n) {
-      if (bits.overrun()) return DecodeStatus::corrupt;
-      // Extra bits in the format's order: offset, match length, literal length.
-      const std::uint32_t of_code = of_table[of_state].symbol;
-      const std::uint32_t ml_code = ml_table[ml_state].symbol;
-      const std::uint32_t ll_code = ll_table[ll_state].symbol;
-      const std::uint64_t offset_value = (std::uint64_t{1} << of_code) + bits.read(of_code);
-      const std::uint64_t match_length = state.match_length_base[ml_code] + bits.read(state.match_length_extra[ml_code]);
-      const std::uint64_t literal_length =
-          state.literal_length_base[ll_code] + bits.read(state.literal_length_extra[ll_code]);
-
-      // Offset values 1-3 name a repeat offset (shifted by one when there are no literals);
-      // larger ones are a new offset, value - 3.
-      std::uint64_t offset;
-      if (offset_value > 3) {
-        offset = offset_value - 3;
-        repeat[2] = repeat[1];
-        repeat[1] = repeat[0];
-        repeat[0] = offset;
-      } else {
-        const std::uint64_t index = offset_value - 1 + (literal_length == 0 ? 1 : 0);
-        if (index == 0) {
-          offset = repeat[0];
-        } else {
-          offset = index == 3 ? repeat[0] - 1 : repeat[index];
-          if (index != 1) repeat[2] = repeat[1];
-          repeat[1] = repeat[0];
-          repeat[0] = offset;
-        }
-      }
-
-      if (n + 1 < count) {  // states update in the order literal length, match length, offset
-        ll_state = ll_table[ll_state].baseline + bits.read(ll_table[ll_state].bits);
-        ml_state = ml_table[ml_state].baseline + bits.read(ml_table[ml_state].bits);
-        of_state = of_table[of_state].baseline + bits.read(of_table[of_state].bits);
-      }
+    for (std::uint64_t n = 0; n < header.count; ++n) {
+      SequenceCodes codes;
+      if (!stream.next(codes, n + 1 == header.count)) return DecodeStatus::corrupt;
+      const std::uint64_t literal_length = codes.literal_length;
+      const std::uint64_t match_length = codes.match_length;
+      const std::uint64_t offset = resolve_offset(codes.offset_value, literal_length, repeat);
 
       // Literals, then the match. The literals still to come must fit after the match, which
       // also keeps the write position below them when they sit at the output's end.
@@ -307,9 +380,7 @@ ZD_HOST_DEVICE inline DecodeStatus decode_sequences(const std::uint8_t* src, std
       copy_match(out + op, offset, match_length, out_end - op - (literals.in_output ? lit_left : 0));
       op += match_length;
     }
-    if (!bits.finished()) return DecodeStatus::corrupt;  // a stream ends exactly at its start
-  } else if (at != size) {
-    return DecodeStatus::corrupt;  // nothing may follow a zero sequence count
+    if (!stream.finished()) return DecodeStatus::corrupt;  // a stream ends exactly at its start
   }
   for (std::uint64_t i = 0; i < lit_left; ++i) out[op + i] = lit[i];
   produced = op + lit_left;

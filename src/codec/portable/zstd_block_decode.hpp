@@ -1,0 +1,254 @@
+// The two steps of the block-parallel zstd decoder (the jobs: zstd_block_jobs.hpp), written once
+// for the CPU and the GPU like the rest of codec/portable:
+//
+//   zstd_decode_block_slot: step one, one call per block and slot (0-3 a Huffman stream or the RLE
+//     literals, 4 the sequences), each independent of every other: builds the table it needs from
+//     the description the job names and decodes its stream into scratch. Its status goes to the
+//     block's workspace.
+//   zstd_execute_frame: step two, one call per frame by a team of lanes (a warp on the GPU): walks
+//     the frame's blocks in order, resolves each sequence's offset, checks it against the output
+//     written so far, and copies literals and matches with every lane. Each copy is split so that
+//     no lane reads a byte another lane writes in the same copy (literals come from scratch or the
+//     source; a match reads only bytes before its destination, a short offset by its period), so a
+//     copy is correct whatever order the lanes run in; the team synchronizes between copies.
+//
+// Every check of the serial decoder (zstd_frame.hpp) holds here: nothing is read outside the
+// stored bytes and scratch the host listed, nothing written outside the frame's content.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "codec/portable/decode_status.hpp"
+#include "codec/portable/zstd_block_jobs.hpp"
+#include "codec/portable/zstd_frame.hpp"
+#include "codec/portable/zstd_huffman.hpp"
+#include "codec/portable/zstd_sequences.hpp"
+#include "codec/portable/zstd_xxhash.hpp"
+
+namespace zarrdirect::codec::portable {
+
+namespace zstd_block_detail {
+
+// 16 bytes moved as one load and one store where source and destination share their alignment.
+ZD_HOST_DEVICE inline void copy16(std::uint8_t* to, const std::uint8_t* from) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
+#else
+  std::memcpy(to, from, 16);
+#endif
+}
+
+// Lane `lane` of `lanes`' share of copying n bytes that do not overlap.
+ZD_HOST_DEVICE inline void copy_part(std::uint32_t lane, std::uint32_t lanes, std::uint8_t* to, const std::uint8_t* from,
+                                     std::uint64_t n) {
+  const auto to_address = reinterpret_cast<std::uintptr_t>(to);
+  const auto from_address = reinterpret_cast<std::uintptr_t>(from);
+  if (((to_address ^ from_address) & 15) == 0 && n >= 64) {
+    const std::uint64_t head = (16 - (to_address & 15)) & 15;
+    const std::uint64_t words = (n - head) / 16;
+    for (std::uint64_t i = lane; i < head; i += lanes) to[i] = from[i];
+    for (std::uint64_t i = lane; i < words; i += lanes) copy16(to + head + 16 * i, from + head + 16 * i);
+    for (std::uint64_t i = head + 16 * words + lane; i < n; i += lanes) to[i] = from[i];
+    return;
+  }
+  for (std::uint64_t i = lane; i < n; i += lanes) to[i] = from[i];
+}
+
+// A match: n bytes repeating the `offset` bytes before `to`. With offset >= n the source ends
+// where the destination starts (a plain copy); a shorter offset repeats a pattern of that period,
+// so byte i is the source's byte i % offset, written before the match began.
+ZD_HOST_DEVICE inline void match_part(std::uint32_t lane, std::uint32_t lanes, std::uint8_t* to, std::uint64_t offset,
+                                      std::uint64_t n) {
+  const std::uint8_t* from = to - offset;
+  if (offset >= n) {
+    copy_part(lane, lanes, to, from, n);
+    return;
+  }
+  for (std::uint64_t i = lane; i < n; i += lanes) to[i] = from[i % offset];
+}
+
+ZD_HOST_DEVICE inline void fill_part(std::uint32_t lane, std::uint32_t lanes, std::uint8_t* to, std::uint8_t value,
+                                     std::uint64_t n) {
+  for (std::uint64_t i = lane; i < n; i += lanes) to[i] = value;
+}
+
+ZD_HOST_DEVICE inline DecodeStatus* slot_statuses(std::uint8_t* scratch, const ZstdBlockJob& job) {
+  return reinterpret_cast<DecodeStatus*>(scratch + job.workspace + zstd_workspace::kStatuses);
+}
+
+// The Huffman stream `slot` of a block: its table built from the block's tree description, then
+// its symbols decoded into its segment of the block's literals.
+ZD_HOST_DEVICE inline DecodeStatus decode_huffman_slot(const ZstdBlockJob& job, std::uint32_t slot,
+                                                       const std::uint8_t* src, std::uint8_t* scratch) {
+  using namespace zstd_detail;
+  if (slot >= job.streams) return DecodeStatus::ok;
+  auto& table = *reinterpret_cast<HuffmanTable*>(scratch + job.workspace + zstd_workspace::huffman_table(slot));
+  std::uint64_t tree_bytes = 0;
+  const DecodeStatus status = huffman_read_table(src + job.huffman_tree, job.huffman_tree_size, table, tree_bytes);
+  if (status != DecodeStatus::ok) return status;
+  std::uint64_t stream = job.literals_src;
+  for (std::uint32_t i = 0; i < slot; ++i) stream += job.stream_sizes[i];
+  const std::uint64_t segment = job.streams == 1 ? job.literal_size : (job.literal_size + 3) / 4;
+  const std::uint64_t count = job.streams == 1 || slot < 3 ? segment : job.literal_size - 3 * segment;
+  return huffman_decode_stream(table, src + stream, job.stream_sizes[slot], scratch + job.literals + slot * segment,
+                               count);
+}
+
+// The block's sequences: the three tables built from the descriptions the job names, then every
+// sequence's codes decoded into scratch (offsets are resolved by step two).
+ZD_HOST_DEVICE inline DecodeStatus decode_sequences_slot(const ZstdBlockJob& job, const std::uint8_t* src,
+                                                         std::uint8_t* scratch) {
+  using namespace zstd_detail;
+  if (job.sequence_count == 0) return DecodeStatus::ok;
+  auto& state = *reinterpret_cast<SequenceState*>(scratch + job.workspace + zstd_workspace::sequence_state(job));
+  fill_code_tables(state);
+  std::uint64_t used = 0;
+  // The format's order: literal lengths (kind 0), offsets (kind 2), match lengths (kind 1).
+  DecodeStatus status = sequences_detail::read_table(job.tables[0].mode, 0, kLiteralLengthMaxSymbol,
+                                                     src + job.tables[0].src, job.tables[0].size,
+                                                     state.literal_lengths, used);
+  if (status == DecodeStatus::ok)
+    status = sequences_detail::read_table(job.tables[1].mode, 2, kOffsetMaxSymbol, src + job.tables[1].src,
+                                          job.tables[1].size, state.offsets, used);
+  if (status == DecodeStatus::ok)
+    status = sequences_detail::read_table(job.tables[2].mode, 1, kMatchLengthMaxSymbol, src + job.tables[2].src,
+                                          job.tables[2].size, state.match_lengths, used);
+  if (status != DecodeStatus::ok) return status;
+  SequenceStream stream;
+  if (!stream.init(src + job.sequences_src, job.sequences_size, state)) return DecodeStatus::corrupt;
+  auto* codes = reinterpret_cast<SequenceCodes*>(scratch + job.sequences);
+  for (std::uint32_t n = 0; n < job.sequence_count; ++n)
+    if (!stream.next(codes[n], n + 1 == job.sequence_count)) return DecodeStatus::corrupt;
+  return stream.finished() ? DecodeStatus::ok : DecodeStatus::corrupt;
+}
+
+}  // namespace zstd_block_detail
+
+// Step one for one block and slot (0 to kZstdSlotsPerBlock - 1); leaves its status in the
+// block's workspace, where step two reads it.
+ZD_HOST_DEVICE inline void zstd_decode_block_slot(const ZstdBlockJob& job, std::uint32_t slot, const std::uint8_t* src,
+                                                  std::uint8_t* scratch) {
+  using namespace zstd_block_detail;
+  if (job.type != ZstdBlockType::compressed) return;
+  DecodeStatus status = DecodeStatus::ok;
+  if (slot == kZstdSequenceSlot) {
+    status = decode_sequences_slot(job, src, scratch);
+  } else if (job.literals_type == ZstdLiteralsType::huffman) {
+    status = decode_huffman_slot(job, slot, src, scratch);
+  } else if (job.literals_type == ZstdLiteralsType::rle && slot == 0) {
+    fill_part(0, 1, scratch + job.literals, src[job.literals_src], job.literal_size);
+  }
+  slot_statuses(scratch, job)[slot] = status;
+}
+
+// Step two's lanes on the host: each copy runs every lane's share in turn, which is what lanes
+// running together do, since no lane reads what another writes within one copy. Used by the
+// tests and the host reference run (lanes = 32 checks the GPU's split of the work).
+struct ZstdLaneLoopTeam {
+  std::uint32_t lanes = 32;
+  void copy(std::uint8_t* to, const std::uint8_t* from, std::uint64_t n) const {
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) zstd_block_detail::copy_part(lane, lanes, to, from, n);
+  }
+  void match(std::uint8_t* to, std::uint64_t offset, std::uint64_t n) const {
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) zstd_block_detail::match_part(lane, lanes, to, offset, n);
+  }
+  void fill(std::uint8_t* to, std::uint8_t value, std::uint64_t n) const {
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) zstd_block_detail::fill_part(lane, lanes, to, value, n);
+  }
+};
+
+// Step two for one frame, after step one ran for all its blocks: every lane of `team` calls it
+// with the same arguments (its decisions are the same on every lane; only the copies are split).
+// Team: copy(to, from, n), match(to, offset, n), fill(to, value, n), each a whole team's copy
+// that returns when every lane's share is written and visible to all lanes.
+template <class Team>
+ZD_HOST_DEVICE inline DecodeOutcome zstd_execute_frame(const ZstdFrameJob& frame, const ZstdBlockJob* blocks,
+                                                       const std::uint8_t* src, std::uint8_t* scratch,
+                                                       std::uint8_t* dst, const Team& team) {
+  using namespace zstd_detail;
+  DecodeOutcome result;
+  std::uint8_t* out = dst + frame.dst;
+  const std::uint64_t end = frame.content_size;
+  const std::uint64_t block_max = frame.window_size < kZstdBlockMax ? frame.window_size : kZstdBlockMax;
+  std::uint64_t op = 0;
+  std::uint64_t repeat[3] = {1, 4, 8};
+  for (std::uint32_t b = 0; b < frame.block_count; ++b) {
+    const ZstdBlockJob& job = blocks[frame.first_block + b];
+    if (job.type != ZstdBlockType::compressed) {
+      if (job.size > end - op) {
+        result.status = DecodeStatus::output_overflow;
+        return result;
+      }
+      if (job.type == ZstdBlockType::raw) {
+        team.copy(out + op, src + job.src, job.size);
+      } else {
+        team.fill(out + op, src[job.src], job.size);
+      }
+      op += job.size;
+      continue;
+    }
+    const DecodeStatus* statuses = zstd_block_detail::slot_statuses(scratch, job);
+    for (std::uint32_t slot = 0; slot < kZstdSlotsPerBlock; ++slot) {
+      if (statuses[slot] != DecodeStatus::ok) {
+        result.status = statuses[slot];
+        return result;
+      }
+    }
+    const std::uint64_t block_start = op;
+    const std::uint8_t* literal = job.literals_type == ZstdLiteralsType::raw ? src + job.literals_src
+                                                                              : scratch + job.literals;
+    std::uint64_t literals_left = job.literal_size;
+    const auto* codes = reinterpret_cast<const SequenceCodes*>(scratch + job.sequences);
+    for (std::uint32_t n = 0; n < job.sequence_count; ++n) {
+      const SequenceCodes sequence = codes[n];
+      const std::uint64_t literal_length = sequence.literal_length;
+      const std::uint64_t match_length = sequence.match_length;
+      const std::uint64_t offset = resolve_offset(sequence.offset_value, literal_length, repeat);
+      if (literal_length > literals_left) {
+        result.status = DecodeStatus::corrupt;
+        return result;
+      }
+      if (literal_length > end - op) {
+        result.status = DecodeStatus::output_overflow;
+        return result;
+      }
+      team.copy(out + op, literal, literal_length);
+      op += literal_length;
+      literal += literal_length;
+      literals_left -= literal_length;
+      if (offset == 0 || offset > op) {
+        result.status = DecodeStatus::corrupt;
+        return result;
+      }
+      if (match_length > end - op) {
+        result.status = DecodeStatus::output_overflow;
+        return result;
+      }
+      team.match(out + op, offset, match_length);
+      op += match_length;
+    }
+    if (literals_left > end - op) {
+      result.status = DecodeStatus::output_overflow;
+      return result;
+    }
+    team.copy(out + op, literal, literals_left);
+    op += literals_left;
+    if (op - block_start > block_max) {  // no block decodes to more than the format's block size
+      result.status = DecodeStatus::corrupt;
+      return result;
+    }
+  }
+  if (op != end) {
+    result.status = DecodeStatus::size_mismatch;
+    return result;
+  }
+  if (frame.has_checksum != 0 && static_cast<std::uint32_t>(zstd_detail::xxhash64(out, op)) != zstd_detail::le32(src + frame.checksum_src)) {
+    result.status = DecodeStatus::checksum_mismatch;
+    return result;
+  }
+  result.written = op;
+  return result;
+}
+
+}  // namespace zarrdirect::codec::portable
