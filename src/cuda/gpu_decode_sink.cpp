@@ -67,6 +67,7 @@ void GpuDecodeSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   inner_.start(workers, max_chunk_bytes);
   use_device(options_.device);
   listed_ = std::vector<BloscGpuJobs>(std::max(workers, 1u));
+  listed_zstd_ = std::vector<ZstdGpuJobs>(std::max(workers, 1u));
   // Stored bytes of a batch: a share of the staging budget, and at least one chunk that did not
   // compress (a chunk whose stored bytes do not fit is decoded on the CPU).
   const std::size_t share = std::clamp(options_.staging_bytes / kBatches, kMinStored, kMaxStored);
@@ -153,11 +154,19 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
     case GpuCodec::lz4:
       table_bytes += sizeof(GpuDecodeJob) + sizeof(portable::DecodeOutcome);
       break;
-    case GpuCodec::zstd:
-      // One job per frame, as lz4, plus the frame's tables in scratch while it decodes.
-      table_bytes += sizeof(GpuDecodeJob) + sizeof(portable::DecodeOutcome);
-      chunk_scratch = kZstdScratchPerJob;
+    case GpuCodec::zstd: {
+      // A frame job and a job per block, listed from the block and section headers; a frame the
+      // listing refuses (damaged, or one it leaves to libzstd, such as two frames) is the CPU's.
+      ZstdGpuJobs& zstd_listed = listed_zstd_[worker_index];
+      zstd_listed.clear();
+      const auto* bytes = reinterpret_cast<const std::uint8_t*>(stored.data());
+      if (append_zstd_jobs({bytes, stored.size()}, 0, 0, chunk_bytes_, chunk_scratch, zstd_listed) !=
+          portable::DecodeStatus::ok)
+        return false;
+      table_bytes += sizeof(portable::ZstdFrameJob) + sizeof(portable::DecodeOutcome) +
+                     zstd_listed.blocks.size() * sizeof(portable::ZstdBlockJob);
       break;
+    }
     case GpuCodec::none:
       return false;
   }
@@ -206,13 +215,15 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
         job.dst_offset += decoded_at;
         batch->blosc_jobs.unshuffles.push_back(job);
       }
+    } else if (route_.codec == GpuCodec::zstd) {
+      pending.first_job = static_cast<std::uint32_t>(batch->zstd_jobs.frames.size());
+      pending.jobs = 1;
+      append_rebased(listed_zstd_[worker_index], at, decoded_at, batch->scratch_end, batch->zstd_jobs);
     } else {
       pending.first_job = static_cast<std::uint32_t>(batch->frame_jobs.size());
       pending.jobs = 1;
-      // numcodecs lz4: a 4-byte size header, then the block; zstd: the frame is the chunk. A zstd
-      // job's tables sit at scratch + job index * kZstdScratchPerJob (the kernel's rule), inside
-      // the kZstdScratchPerJob bytes each chunk adds to scratch_end.
-      const std::size_t header = route_.codec == GpuCodec::lz4 ? 4 : 0;
+      // numcodecs lz4: a 4-byte size header, then the block.
+      constexpr std::size_t header = 4;
       GpuDecodeJob job;
       job.src_offset = at + header;
       job.src_size = stored.size() - header;
@@ -248,18 +259,23 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
 
 void GpuDecodeSink::launch(Batch& batch) {
   try {
-    // Tables up: [frame jobs (lz4 or zstd)][blosc stream jobs][unshuffle jobs][entries];
-    // statuses back: [frame outcomes][blosc stream statuses].
+    // Tables up: [lz4 frame jobs][zstd frame jobs][zstd block jobs][blosc stream jobs]
+    // [unshuffle jobs][entries]; statuses back: [frame outcomes (lz4 or zstd)][blosc stream statuses].
     const std::vector<GpuBloscStreamJob>& streams = batch.blosc_jobs.streams;
     const std::vector<GpuUnshuffleJob>& unshuffles = batch.blosc_jobs.unshuffles;
+    const std::vector<portable::ZstdFrameJob>& zstd_frames = batch.zstd_jobs.frames;
+    const std::vector<portable::ZstdBlockJob>& zstd_blocks = batch.zstd_jobs.blocks;
     const std::size_t frames_at = 0;
-    const std::size_t blosc_at = round_up(frames_at + batch.frame_jobs.size() * sizeof(GpuDecodeJob), 64);
+    const std::size_t zstd_frames_at = round_up(frames_at + batch.frame_jobs.size() * sizeof(GpuDecodeJob), 64);
+    const std::size_t zstd_blocks_at = round_up(zstd_frames_at + zstd_frames.size() * sizeof(portable::ZstdFrameJob), 64);
+    const std::size_t blosc_at = round_up(zstd_blocks_at + zstd_blocks.size() * sizeof(portable::ZstdBlockJob), 64);
     const std::size_t unshuffle_at = round_up(blosc_at + streams.size() * sizeof(GpuBloscStreamJob), 64);
     batch.entries_at = round_up(unshuffle_at + unshuffles.size() * sizeof(GpuUnshuffleJob), 64);
     const std::size_t entries_at = batch.entries_at;
     const std::size_t upload = entries_at + batch.entries.size() * sizeof(BatchEntry);
     batch.outcomes_at = round_up(upload, 64);
-    batch.statuses_at = round_up(batch.outcomes_at + batch.frame_jobs.size() * sizeof(portable::DecodeOutcome), 64);
+    const std::size_t outcome_count = batch.frame_jobs.size() + zstd_frames.size();
+    batch.statuses_at = round_up(batch.outcomes_at + outcome_count * sizeof(portable::DecodeOutcome), 64);
     const std::size_t total = batch.statuses_at + streams.size() * sizeof(portable::DecodeStatus);
     if (total > table_capacity_)  // open_batch_for keeps every batch within it
       throw Error(ErrorKind::invalid_argument, fmt::format("GPU decode batch tables: {} bytes past {}", total, table_capacity_));
@@ -270,6 +286,10 @@ void GpuDecodeSink::launch(Batch& batch) {
     std::byte* host = batch.tables->host;
     if (!batch.frame_jobs.empty())
       std::memcpy(host + frames_at, batch.frame_jobs.data(), batch.frame_jobs.size() * sizeof(GpuDecodeJob));
+    if (!zstd_frames.empty())
+      std::memcpy(host + zstd_frames_at, zstd_frames.data(), zstd_frames.size() * sizeof(portable::ZstdFrameJob));
+    if (!zstd_blocks.empty())
+      std::memcpy(host + zstd_blocks_at, zstd_blocks.data(), zstd_blocks.size() * sizeof(portable::ZstdBlockJob));
     if (!streams.empty()) std::memcpy(host + blosc_at, streams.data(), streams.size() * sizeof(GpuBloscStreamJob));
     if (!unshuffles.empty())
       std::memcpy(host + unshuffle_at, unshuffles.data(), unshuffles.size() * sizeof(GpuUnshuffleJob));
@@ -292,8 +312,11 @@ void GpuDecodeSink::launch(Batch& batch) {
     auto* outcomes = reinterpret_cast<portable::DecodeOutcome*>(tables + batch.outcomes_at);
     if (frame_count > 0 && route_.codec == GpuCodec::lz4)
       check_cuda(launch_lz4_warp_decode(frame_jobs, frame_count, src, dst, outcomes, stream), "lz4 decode kernel launch");
-    if (frame_count > 0 && route_.codec == GpuCodec::zstd)
-      check_cuda(launch_zstd_decode(frame_jobs, frame_count, src, dst, scratch, outcomes, stream),
+    if (!zstd_frames.empty())
+      check_cuda(launch_zstd_decode(reinterpret_cast<const portable::ZstdBlockJob*>(tables + zstd_blocks_at),
+                                    static_cast<std::uint32_t>(zstd_blocks.size()),
+                                    reinterpret_cast<const portable::ZstdFrameJob*>(tables + zstd_frames_at),
+                                    static_cast<std::uint32_t>(zstd_frames.size()), src, dst, scratch, outcomes, stream),
                  "zstd decode kernel launch");
     if (!streams.empty())
       check_cuda(launch_blosc_stream_decode(reinterpret_cast<const GpuBloscStreamJob*>(tables + blosc_at),
@@ -375,6 +398,7 @@ void GpuDecodeSink::retire(Batch& batch) {
   }
   batch.pending.clear();
   batch.frame_jobs.clear();
+  batch.zstd_jobs.clear();
   batch.blosc_jobs.clear();
   batch.entries.clear();
   batch.alone.clear();

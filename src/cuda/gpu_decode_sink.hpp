@@ -28,9 +28,11 @@
 // that region undefined, as on the CPU path). Pinned and device buffers come from DevicePool and
 // go back to it, so a read after the first allocates nothing; a batch takes its pinned staging
 // when first filled and device memory for what it holds, so a small read holds little.
-// A zstd frame the GPU decoder does not take (zstd_frame.hpp: more frames after it, 12-bit
-// Huffman tables) comes back `unsupported`; that chunk is decoded with libzstd when its batch is
-// retired and placed again (decode_on_host), so such frames are read, never refused.
+// zstd chunks are listed as block jobs on the worker (zstd_gpu_jobs.hpp); a chunk the listing
+// does not take (more frames after the first, a skippable frame, damage) is decoded on the CPU
+// there. A frame that needs what the GPU decoder leaves to libzstd only once decoding has begun
+// (a 12-bit Huffman table) comes back `unsupported`; that chunk is decoded with libzstd when its
+// batch is retired and placed again (decode_on_host), so such frames are read, never refused.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -50,6 +52,7 @@
 #include "cuda/gpu_decode_job.hpp"
 #include "cuda/blosc_gpu_jobs.hpp"
 #include "cuda/stored_box_plan.hpp"
+#include "cuda/zstd_gpu_jobs.hpp"
 #include "engine/gpu_decode_route.hpp"
 
 namespace zarrdirect::cuda {
@@ -109,14 +112,15 @@ class GpuDecodeSink final : public ChunkSink {
     SlotPtr stored;  // pinned stored bytes and their device copy (the slot's scratch)
     SlotPtr tables;  // pinned tables up and statuses back, and their device copy
     DeviceBlockPtr decoded;  // from the pool, sized at launch to what the batch holds
-    DeviceBlockPtr scratch;  // blosc blocks' unshuffle scratch, zstd frames' tables, likewise
+    DeviceBlockPtr scratch;  // blosc blocks' unshuffle scratch, zstd blocks' tables and streams, likewise
     cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
     std::size_t stored_end = 0;
     std::size_t decoded_end = 0;
     std::size_t scratch_end = 0;
     std::size_t table_bytes = 0;  // what the tables and statuses take, padding included
-    std::vector<GpuDecodeJob> frame_jobs;  // lz4 or zstd: one per chunk
+    std::vector<GpuDecodeJob> frame_jobs;  // lz4: one per chunk
+    ZstdGpuJobs zstd_jobs;                 // zstd: a frame job per chunk, a job per block
     BloscGpuJobs blosc_jobs;
     std::vector<BatchEntry> entries;
     std::uint32_t max_units = 0;
@@ -159,6 +163,7 @@ class GpuDecodeSink final : public ChunkSink {
   std::size_t decoded_capacity_ = 0;  // decoded bytes of one batch (and its scratch)
   std::size_t table_capacity_ = 0;    // pinned bytes of one batch's tables
   std::vector<BloscGpuJobs> listed_;  // per worker: a chunk's jobs, listed before the lock
+  std::vector<ZstdGpuJobs> listed_zstd_;  // likewise, for zstd
   mutable std::mutex mutex_;          // guards the ring, the counts and every batch's lists
   std::condition_variable launched_cv_;
   std::array<Batch, kBatches> ring_;

@@ -64,9 +64,8 @@ void split_into_two_frames(const std::filesystem::path& file) {
   std::ofstream(file, std::ios::binary | std::ios::trunc).write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
-// A skippable frame (RFC 8878, 3.1.2) after a chunk's frame: libzstd skips it; the host planner
-// (the header only) accepts the chunk, the GPU decoder reports it `unsupported` after decoding,
-// and the sink decodes the chunk again with libzstd and places it over the GPU's.
+// A skippable frame (RFC 8878, 3.1.2) after a chunk's frame: libzstd skips it; the GPU's listing
+// of the frame's blocks finds bytes after the frame and leaves the chunk to the CPU.
 void append_skippable_frame(const std::filesystem::path& file) {
   const char skippable[] = {0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 'z', 'd', '!'};
   std::ofstream(file, std::ios::binary | std::ios::app).write(skippable, sizeof(skippable));
@@ -293,7 +292,7 @@ TEST(GpuDecode, ShardedInnerChunksMatchTheCpuDecode) {
   compare_cases({"sharded_blosc_lz4", "sharded_lz4_big", "sharded_zstd"});
 }
 
-// One thread per frame (zstd_decode_kernels.cu): checksummed, level 19, big-endian transposed,
+// Block jobs (zstd_decode_kernels.cu): checksummed, level 19, big-endian transposed,
 // v2, and frames the GPU leaves to libzstd within the same read.
 TEST(GpuDecode, ZstdMatchesTheCpuDecode) {
   REQUIRE_GPU();

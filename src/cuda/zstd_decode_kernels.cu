@@ -1,66 +1,91 @@
-// One thread per frame, grid-stride: the portable zstd decoder is sequential, so a frame is one
-// thread's work and a batch's parallelism is its number of frames, spread over every
-// multiprocessor (threads_for). The decoding rules, bounds checks included, are
-// codec/portable's, the same code the CPU tests run against libzstd.
+// The two steps of the block-parallel zstd decoder on the device. The decoding rules, bounds
+// checks included, are codec/portable's, the same code the CPU tests run against libzstd.
 #include "cuda/zstd_decode_kernels.cuh"
+
+#include "codec/portable/zstd_block_decode.hpp"
 
 namespace zarrdirect::cuda {
 namespace {
 
 namespace portable = codec::portable;
 
-// At most this many threads (frames) a block.
-constexpr unsigned kThreads = 64;
+// Step one's threads are independent and latency-bound: one warp a block of threads, so that a
+// batch of a few thousand streams spreads over every multiprocessor.
+constexpr unsigned kSlotThreads = 32;
+// Step two: a few warps (frames) a block of threads.
+constexpr unsigned kFrameThreads = 128;
+constexpr unsigned kWarp = 32;
 constexpr unsigned kMaxBlocks = 65535;
-// Warps per multiprocessor the launch aims for: one per scheduler.
-constexpr unsigned kWarpsPerSm = 4;
 
-// Threads per block for `count` frames: a frame's decoding is serial and branchy, so lanes of one
-// warp mostly wait for each other, and a batch of a few thousand frames in blocks of 64 would sit
-// on a few dozen multiprocessors, two warps each. Fewer lanes per warp spread the frames over every
-// multiprocessor, kWarpsPerSm warps each, before lanes are shared (a power of two, 1 to 64).
-unsigned threads_for(std::uint32_t count, int multiprocessors) {
-  const std::uint64_t warps = static_cast<std::uint64_t>(multiprocessors > 0 ? multiprocessors : 1) * kWarpsPerSm;
-  unsigned threads = 1;
-  while (threads < kThreads && static_cast<std::uint64_t>(threads) * warps < count) threads *= 2;
-  return threads;
-}
-
-unsigned blocks_for(std::uint32_t count, unsigned threads) {
-  const std::uint64_t blocks = (static_cast<std::uint64_t>(count) + threads - 1) / threads;
+unsigned blocks_for(std::uint64_t threads, unsigned per_block) {
+  const std::uint64_t blocks = (threads + per_block - 1) / per_block;
   return static_cast<unsigned>(blocks > kMaxBlocks ? kMaxBlocks : blocks);
 }
 
-static_assert(kZstdScratchPerJob % alignof(portable::ZstdWorkspace) == 0,
-              "each job's workspace must stay aligned in the scratch buffer");
-
-__global__ void __launch_bounds__(kThreads)
-    zstd_decode_kernel(const GpuDecodeJob* __restrict__ jobs, std::uint32_t count, const std::uint8_t* __restrict__ src,
-                       std::uint8_t* __restrict__ dst, std::uint8_t* __restrict__ scratch,
-                       portable::DecodeOutcome* __restrict__ outcomes) {
+// Thread i < 4 * block_count decodes Huffman stream i % 4 of block i / 4; the rest decode the
+// sequences of block i - 4 * block_count.
+__global__ void __launch_bounds__(kSlotThreads)
+    zstd_slots_kernel(const portable::ZstdBlockJob* __restrict__ blocks, std::uint32_t block_count,
+                      const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ scratch) {
+  const std::uint64_t streams = std::uint64_t{block_count} * portable::kZstdSequenceSlot;
+  const std::uint64_t total = streams + block_count;
   const std::uint64_t step = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step) {
-    const GpuDecodeJob job = jobs[i];
-    auto* workspace = reinterpret_cast<portable::ZstdWorkspace*>(scratch + i * kZstdScratchPerJob);
-    outcomes[i] = portable::zstd_decode_frame(src + job.src_offset, job.src_size, dst + job.dst_offset,
-                                              job.dst_capacity, *workspace);
+  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
+    if (i < streams) {
+      portable::zstd_decode_block_slot(blocks[i / portable::kZstdSequenceSlot],
+                                       static_cast<std::uint32_t>(i % portable::kZstdSequenceSlot), src, scratch);
+    } else {
+      portable::zstd_decode_block_slot(blocks[i - streams], portable::kZstdSequenceSlot, src, scratch);
+    }
+  }
+}
+
+// A frame's copies split over the 32 lanes of a warp, which synchronizes after each (the next
+// match may read what this copy wrote).
+struct WarpTeam {
+  std::uint32_t lane;
+  __device__ void copy(std::uint8_t* to, const std::uint8_t* from, std::uint64_t n) const {
+    portable::zstd_block_detail::copy_part(lane, kWarp, to, from, n);
+    __syncwarp();
+  }
+  __device__ void match(std::uint8_t* to, std::uint64_t offset, std::uint64_t n) const {
+    portable::zstd_block_detail::match_part(lane, kWarp, to, offset, n);
+    __syncwarp();
+  }
+  __device__ void fill(std::uint8_t* to, std::uint8_t value, std::uint64_t n) const {
+    portable::zstd_block_detail::fill_part(lane, kWarp, to, value, n);
+    __syncwarp();
+  }
+};
+
+__global__ void __launch_bounds__(kFrameThreads)
+    zstd_execute_kernel(const portable::ZstdFrameJob* __restrict__ frames, std::uint32_t frame_count,
+                        const portable::ZstdBlockJob* __restrict__ blocks, const std::uint8_t* __restrict__ src,
+                        std::uint8_t* scratch, std::uint8_t* dst, portable::DecodeOutcome* __restrict__ outcomes) {
+  const WarpTeam team{threadIdx.x % kWarp};
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (blockDim.x / kWarp);
+  for (std::uint64_t f = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp; f < frame_count;
+       f += warps) {
+    const portable::DecodeOutcome outcome = portable::zstd_execute_frame(frames[f], blocks, src, scratch, dst, team);
+    if (team.lane == 0) outcomes[f] = outcome;
   }
 }
 
 }  // namespace
 
-cudaError_t launch_zstd_decode(const GpuDecodeJob* jobs, std::uint32_t count, const std::uint8_t* src,
-                               std::uint8_t* dst, std::uint8_t* scratch, portable::DecodeOutcome* outcomes,
-                               cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  int device = 0;
-  int multiprocessors = 0;
-  if (cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
-  if (cudaError_t status = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
-      status != cudaSuccess)
-    return status;
-  const unsigned threads = threads_for(count, multiprocessors);
-  zstd_decode_kernel<<<blocks_for(count, threads), threads, 0, stream>>>(jobs, count, src, dst, scratch, outcomes);
+cudaError_t launch_zstd_decode(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
+                               const portable::ZstdFrameJob* frames, std::uint32_t frame_count,
+                               const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
+                               portable::DecodeOutcome* outcomes, cudaStream_t stream) {
+  if (frame_count == 0) return cudaSuccess;
+  if (block_count > 0) {
+    const std::uint64_t threads = std::uint64_t{block_count} * portable::kZstdSlotsPerBlock;
+    zstd_slots_kernel<<<blocks_for(threads, kSlotThreads), kSlotThreads, 0, stream>>>(blocks, block_count, src,
+                                                                                       scratch);
+    if (cudaError_t status = cudaGetLastError(); status != cudaSuccess) return status;
+  }
+  zstd_execute_kernel<<<blocks_for(std::uint64_t{frame_count} * kWarp, kFrameThreads), kFrameThreads, 0, stream>>>(
+      frames, frame_count, blocks, src, scratch, dst, outcomes);
   return cudaGetLastError();
 }
 

@@ -1,6 +1,6 @@
-// The batched GPU zstd decoder gives the CPU's answer (the same portable code compiled for the
-// host) frame by frame: the same status, the same decoded bytes, which are libzstd's, and for
-// damaged frames no byte written outside the job's own output. Skips where no CUDA device is
+// The batched GPU zstd decoder gives the host run of the same jobs (the same portable code compiled
+// for the CPU) frame by frame: the same status, the same decoded bytes, which are libzstd's, and
+// for damaged frames no byte written outside a frame's own output. Skips where no CUDA device is
 // usable.
 #include "cuda/zstd_decode_kernels.cuh"
 
@@ -12,66 +12,24 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <random>
-#include <string>
 #include <vector>
 
+#include "codec/portable/zstd_test_data.hpp"
 #include "cuda/device_test_support.hpp"
-
-#include "zarrdirect/array.hpp"
+#include "cuda/zstd_gpu_jobs.hpp"
 
 namespace zarrdirect::cuda {
 namespace {
 
 namespace portable = codec::portable;
-using Bytes = std::vector<std::uint8_t>;
+using namespace portable::zstd_test;
 
-// Bytes left untouched between the jobs' outputs, to catch a write past a job's room.
+// Bytes left untouched between the frames' outputs, to catch a write past a frame's room.
 constexpr std::size_t kGuard = 64;
 constexpr std::uint8_t kGuardByte = 0xab;
 
 using test::DeviceArray;
-
-// Microscopy-like uint16 samples (kind 0), text-like words (1), runs (2), random bytes (3).
-Bytes data_of_kind(int kind, std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  Bytes out(n);
-  if (kind == 0) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto sample = static_cast<std::uint32_t>(1000 + (i / 64) % 300 + rng() % 8);
-      out[i] = static_cast<std::uint8_t>(i % 2 == 0 ? sample & 0xff : sample >> 8);
-    }
-  } else if (kind == 1) {
-    static const char* const kWords[] = {"zarr ", "chunk ", "array ", "of ", "bytes ", "frame\n", "GPU ", "the "};
-    std::string text;
-    while (text.size() < n) text += kWords[rng() % 8];
-    std::copy(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(n), out.begin());
-  } else if (kind == 2) {
-    for (std::size_t i = 0; i < n;) {
-      const std::size_t run = std::min<std::size_t>(n - i, 1 + rng() % 500);
-      std::fill(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(i + run),
-                static_cast<std::uint8_t>(rng() % 3));
-      i += run;
-    }
-  } else {
-    for (auto& b : out) b = static_cast<std::uint8_t>(rng());
-  }
-  return out;
-}
-
-Bytes compress(const Bytes& data, int level, bool checksum, bool content_size) {
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, checksum ? 1 : 0);
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, content_size ? 1 : 0);
-  Bytes out(ZSTD_compressBound(data.size()));
-  const std::size_t n = ZSTD_compress2(cctx, out.data(), out.size(), data.data(), data.size());
-  ZSTD_freeCCtx(cctx);
-  EXPECT_FALSE(ZSTD_isError(n));
-  out.resize(n);
-  return out;
-}
 
 void damage(Bytes& bytes, std::mt19937& rng) {
   if (bytes.empty()) return;
@@ -82,89 +40,97 @@ void damage(Bytes& bytes, std::mt19937& rng) {
   }
 }
 
-TEST(GpuZstdDecode, BatchEqualsTheCpuAndLibzstd) {
+TEST(GpuZstdDecode, BatchEqualsTheHostRunAndLibzstd) {
   REQUIRE_GPU();
   std::mt19937 rng(17);
   Bytes src;
-  std::vector<GpuDecodeJob> jobs;
-  std::vector<Bytes> originals;
-  std::vector<bool> damaged_job;
-  std::size_t dst_size = kGuard;
+  ZstdGpuJobs jobs;
+  struct Listed {
+    std::uint64_t dst = 0;
+    std::uint64_t capacity = 0;
+    std::int64_t job = -1;  // index in jobs.frames, -1 when the listing refused it
+    bool damaged = false;
+    Bytes original;
+    Bytes frame;
+  };
+  std::vector<Listed> listed;
+  std::uint64_t dst_size = kGuard;
+  std::uint64_t scratch_end = 0;
   const int levels[] = {-3, 1, 3, 5, 9, 15, 19};
   for (int i = 0; i < 300; ++i) {
-    const int kind = i % 4;
-    const std::size_t n = i % 40 == 0 ? 0 : i % 10 == 0 ? 150000 + rng() % 200000 : 1 + rng() % 40000;
-    const Bytes data = data_of_kind(kind, n, static_cast<std::uint32_t>(i));
-    // Some frames without a content size: the GPU leaves those to libzstd (unsupported).
-    Bytes frame = compress(data, levels[i % 7], i % 3 == 0, i % 29 != 5);
-    const bool damaged = i % 4 == 3;
-    if (damaged) damage(frame, rng);
-    GpuDecodeJob job;
-    job.src_offset = src.size();
-    job.src_size = frame.size();
-    job.dst_offset = dst_size;
-    job.dst_capacity = i % 13 == 0 && n > 0 ? n - 1 : n;  // some with too little room
+    const std::size_t n = i % 40 == 0 ? 0 : i % 10 == 0 ? 150000 + rng() % 600000 : 1 + rng() % 40000;
+    Listed frame_info;
+    frame_info.original = data_of_kind(i % 6, n, static_cast<std::uint32_t>(i));
+    portable::zstd_test::Settings settings;
+    settings.level = levels[i % 7];
+    settings.checksum = i % 3 == 0;
+    Bytes frame = compress(frame_info.original, settings);
+    frame_info.damaged = i % 4 == 3;
+    if (frame_info.damaged) damage(frame, rng);
+    frame_info.dst = dst_size;
+    frame_info.capacity = i % 13 == 0 && n > 0 ? n - 1 : n;  // some with too little room
+    const std::uint64_t src_at = src.size();
     src.insert(src.end(), frame.begin(), frame.end());
-    dst_size += job.dst_capacity + kGuard;
-    jobs.push_back(job);
-    originals.push_back(data);
-    damaged_job.push_back(damaged);
+    frame_info.frame = frame;
+    if (append_zstd_jobs(frame, src_at, frame_info.dst, frame_info.capacity, scratch_end, jobs) ==
+        portable::DecodeStatus::ok)
+      frame_info.job = static_cast<std::int64_t>(jobs.frames.size()) - 1;
+    dst_size += frame_info.capacity + kGuard;
+    listed.push_back(std::move(frame_info));
   }
-  // The CPU's answers, into the same layout.
+  ASSERT_GT(jobs.frames.size(), 200u);
+  // The host's answers, into the same layout.
   Bytes expected(dst_size, kGuardByte);
+  Bytes host_scratch(scratch_end);
   std::vector<portable::DecodeOutcome> expected_outcomes;
-  auto workspace = std::make_unique<portable::ZstdWorkspace>();
-  for (const GpuDecodeJob& job : jobs)
-    expected_outcomes.push_back(portable::zstd_decode_frame(src.data() + job.src_offset, job.src_size,
-                                                            expected.data() + job.dst_offset, job.dst_capacity,
-                                                            *workspace));
+  run_zstd_jobs_on_host(jobs, src.data(), expected.data(), host_scratch.data(), expected_outcomes);
 
   const DeviceArray<std::uint8_t> device_src(src);
   const DeviceArray<std::uint8_t> device_dst(Bytes(dst_size, kGuardByte));
-  const DeviceArray<std::uint8_t> device_scratch(Bytes(jobs.size() * kZstdScratchPerJob));
-  const DeviceArray<GpuDecodeJob> device_jobs(jobs);
-  const DeviceArray<portable::DecodeOutcome> device_outcomes(std::vector<portable::DecodeOutcome>(jobs.size()));
-  ASSERT_EQ(launch_zstd_decode(device_jobs.get(), static_cast<std::uint32_t>(jobs.size()), device_src.get(),
-                               device_dst.get(), device_scratch.get(), device_outcomes.get(), nullptr),
+  const DeviceArray<std::uint8_t> device_scratch(Bytes(std::max<std::uint64_t>(scratch_end, 1)));
+  const DeviceArray<portable::ZstdBlockJob> device_blocks(jobs.blocks);
+  const DeviceArray<portable::ZstdFrameJob> device_frames(jobs.frames);
+  const DeviceArray<portable::DecodeOutcome> device_outcomes(std::vector<portable::DecodeOutcome>(jobs.frames.size()));
+  ASSERT_EQ(launch_zstd_decode(device_blocks.get(), static_cast<std::uint32_t>(jobs.blocks.size()), device_frames.get(),
+                               static_cast<std::uint32_t>(jobs.frames.size()), device_src.get(), device_dst.get(),
+                               device_scratch.get(), device_outcomes.get(), nullptr),
             cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const auto outcomes = device_outcomes.to_host();
   const Bytes got = device_dst.to_host();
   int ok = 0;
-  int unsupported = 0;
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    SCOPED_TRACE(testing::Message() << "job " << i);
-    ASSERT_EQ(outcomes[i].status, expected_outcomes[i].status) << portable::describe(outcomes[i].status);
-    const GpuDecodeJob& job = jobs[i];
-    if (outcomes[i].status == portable::DecodeStatus::unsupported) ++unsupported;
-    if (outcomes[i].status == portable::DecodeStatus::ok) {
-      ++ok;
-      ASSERT_EQ(outcomes[i].written, expected_outcomes[i].written);
-      const auto begin = got.begin() + static_cast<std::ptrdiff_t>(job.dst_offset);
-      const auto end = begin + static_cast<std::ptrdiff_t>(outcomes[i].written);
-      ASSERT_TRUE(std::equal(begin, end, expected.begin() + static_cast<std::ptrdiff_t>(job.dst_offset)));
-      // And libzstd's bytes: the original data for an undamaged frame, libzstd's decoding otherwise.
-      Bytes reference(job.dst_capacity);
-      const std::size_t n = ZSTD_decompress(reference.data(), reference.size(), src.data() + job.src_offset,
-                                            job.src_size);
-      ASSERT_FALSE(ZSTD_isError(n));
-      reference.resize(n);
-      ASSERT_TRUE(std::equal(begin, end, reference.begin(), reference.end()));
-      if (!damaged_job[i]) {
-        ASSERT_TRUE(std::equal(begin, end, originals[i].begin(), originals[i].end()));
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    SCOPED_TRACE(testing::Message() << "frame " << i);
+    const Listed& frame = listed[i];
+    if (frame.job >= 0) {
+      const auto f = static_cast<std::size_t>(frame.job);
+      ASSERT_EQ(outcomes[f].status, expected_outcomes[f].status) << portable::describe(outcomes[f].status);
+      if (outcomes[f].status == portable::DecodeStatus::ok) {
+        ++ok;
+        ASSERT_EQ(outcomes[f].written, expected_outcomes[f].written);
+        const auto begin = got.begin() + static_cast<std::ptrdiff_t>(frame.dst);
+        const auto end = begin + static_cast<std::ptrdiff_t>(outcomes[f].written);
+        ASSERT_TRUE(std::equal(begin, end, expected.begin() + static_cast<std::ptrdiff_t>(frame.dst)));
+        if (!frame.damaged) {
+          ASSERT_TRUE(std::equal(begin, end, frame.original.begin(), frame.original.end()));
+        } else {  // damage that left a valid frame: libzstd's bytes
+          Bytes reference(frame.capacity);
+          const std::size_t n = ZSTD_decompress(reference.data(), reference.size(), frame.frame.data(), frame.frame.size());
+          ASSERT_FALSE(ZSTD_isError(n));
+          reference.resize(n);
+          ASSERT_TRUE(std::equal(begin, end, reference.begin(), reference.end()));
+        }
       }
-    } else if (!damaged_job[i] && outcomes[i].status != portable::DecodeStatus::unsupported) {
-      // An intact frame fails only for want of room.
-      ASSERT_EQ(outcomes[i].status, portable::DecodeStatus::output_overflow);
-      ASSERT_LT(job.dst_capacity, originals[i].size());
+    } else if (!frame.damaged) {
+      // An intact frame is refused only for want of room.
+      ASSERT_LT(frame.capacity, frame.original.size());
     }
-    // The guard after the job's room is untouched, whatever its input held.
-    for (std::size_t k = 0; k < kGuard; ++k) ASSERT_EQ(got[job.dst_offset + job.dst_capacity + k], kGuardByte);
+    // The guard after the frame's room is untouched, whatever its input held.
+    for (std::size_t k = 0; k < kGuard; ++k) ASSERT_EQ(got[frame.dst + frame.capacity + k], kGuardByte);
   }
   EXPECT_GT(ok, 150);
-  EXPECT_LT(ok, 300);  // the damaged and too-small jobs did fail
-  EXPECT_GT(unsupported, 0);
-  EXPECT_EQ(launch_zstd_decode(nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr), cudaSuccess);
+  EXPECT_LT(ok, 300);  // the damaged and too-small frames did fail
+  EXPECT_EQ(launch_zstd_decode(nullptr, 0, nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr), cudaSuccess);
 }
 
 }  // namespace
