@@ -30,14 +30,22 @@ namespace zarrdirect::codec::portable {
 
 namespace zstd_block_detail {
 
-// 16 bytes moved as one load and one store where source and destination share their alignment.
-ZD_HOST_DEVICE inline void copy16(std::uint8_t* to, const std::uint8_t* from) {
+// 16 bytes loaded and stored as one word where source and destination share their alignment.
 #if defined(__CUDA_ARCH__)
-  *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
+using Word16 = uint4;
+ZD_HOST_DEVICE inline Word16 load16(const std::uint8_t* from) { return *reinterpret_cast<const uint4*>(from); }
+ZD_HOST_DEVICE inline void store16(std::uint8_t* to, Word16 word) { *reinterpret_cast<uint4*>(to) = word; }
 #else
-  std::memcpy(to, from, 16);
-#endif
+struct Word16 {
+  std::uint8_t bytes[16];
+};
+inline Word16 load16(const std::uint8_t* from) {
+  Word16 word;
+  std::memcpy(word.bytes, from, 16);
+  return word;
 }
+inline void store16(std::uint8_t* to, const Word16& word) { std::memcpy(to, word.bytes, 16); }
+#endif
 
 // Lane `lane` of `lanes`' share of copying n bytes that do not overlap.
 ZD_HOST_DEVICE inline void copy_part(std::uint32_t lane, std::uint32_t lanes, std::uint8_t* to, const std::uint8_t* from,
@@ -48,8 +56,16 @@ ZD_HOST_DEVICE inline void copy_part(std::uint32_t lane, std::uint32_t lanes, st
     const std::uint64_t head = (16 - (to_address & 15)) & 15;
     const std::uint64_t words = (n - head) / 16;
     for (std::uint64_t i = lane; i < head; i += lanes) to[i] = from[i];
-    for (std::uint64_t i = lane; i < words; i += lanes) copy16(to + head + 16 * i, from + head + 16 * i);
-    for (std::uint64_t i = head + 16 * words + lane; i < n; i += lanes) to[i] = from[i];
+    // Four words a lane at a time, loaded before any is stored: the loads are in flight together
+    // (source and destination may alias as far as the compiler knows, so it would not reorder them).
+    std::uint64_t i = lane;
+    for (; i + 3 * lanes < words; i += 4 * lanes) {
+      Word16 piece[4];
+      for (std::uint32_t k = 0; k < 4; ++k) piece[k] = load16(from + head + 16 * (i + k * lanes));
+      for (std::uint32_t k = 0; k < 4; ++k) store16(to + head + 16 * (i + k * lanes), piece[k]);
+    }
+    for (; i < words; i += lanes) store16(to + head + 16 * i, load16(from + head + 16 * i));
+    for (std::uint64_t j = head + 16 * words + lane; j < n; j += lanes) to[j] = from[j];
     return;
   }
   for (std::uint64_t i = lane; i < n; i += lanes) to[i] = from[i];
