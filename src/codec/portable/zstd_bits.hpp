@@ -36,6 +36,15 @@ ZD_HOST_DEVICE inline std::uint64_t le64(const std::uint8_t* p) {
   return static_cast<std::uint64_t>(le32(p)) | (static_cast<std::uint64_t>(le32(p + 4)) << 32);
 }
 
+// Stores 8 bytes, little-endian, at an 8-byte aligned address.
+ZD_HOST_DEVICE inline void store_le64(std::uint8_t* p, std::uint64_t value) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<std::uint64_t*>(p) = value;  // the GPU is little-endian
+#else
+  for (int k = 0; k < 8; ++k) p[k] = static_cast<std::uint8_t>(value >> (8 * k));
+#endif
+}
+
 // Index of the highest set bit; value must not be 0.
 ZD_HOST_DEVICE inline std::uint32_t highbit(std::uint32_t value) {
   std::uint32_t bit = 0;

@@ -137,7 +137,26 @@ ZD_HOST_DEVICE inline DecodeStatus huffman_decode_stream(const HuffmanTable& tab
   BackwardBits bits;
   if (!bits.init(stream, size)) return DecodeStatus::corrupt;
   const std::uint32_t max_bits = table.max_bits;
-  for (std::uint64_t i = 0; i < count; ++i) {
+  std::uint64_t i = 0;
+  // Single bytes up to an 8-byte boundary of the output, then eight symbols a store (on the GPU a
+  // byte store per symbol would be a memory transaction per symbol), then the rest.
+  for (; i < count && (reinterpret_cast<std::uintptr_t>(out + i) & 7) != 0; ++i) {
+    const std::uint16_t entry = table.entries[bits.peek(max_bits)];
+    out[i] = static_cast<std::uint8_t>(entry & 0xff);
+    bits.skip(entry >> 8);
+    if (bits.overrun()) return DecodeStatus::corrupt;
+  }
+  for (; i + 8 <= count; i += 8) {
+    std::uint64_t word = 0;
+    for (std::uint32_t k = 0; k < 8; ++k) {
+      const std::uint16_t entry = table.entries[bits.peek(max_bits)];
+      word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
+      bits.skip(entry >> 8);
+    }
+    if (bits.overrun()) return DecodeStatus::corrupt;  // past the start: zeros were read, nothing outside
+    store_le64(out + i, word);
+  }
+  for (; i < count; ++i) {
     const std::uint16_t entry = table.entries[bits.peek(max_bits)];
     out[i] = static_cast<std::uint8_t>(entry & 0xff);
     bits.skip(entry >> 8);
