@@ -1,6 +1,8 @@
-// The portable (CPU and GPU) zstd frame decoder (src/codec/portable/zstd_frame.hpp) on arbitrary
-// bytes: it must never read or write outside its buffers (ASan sees the exact-size heap buffers
-// here), and whatever it accepts, libzstd decodes to the same bytes.
+// The portable (CPU and GPU) zstd decoders on arbitrary bytes: the serial frame decoder
+// (src/codec/portable/zstd_frame.hpp) and the GPU's block jobs (src/cuda/zstd_gpu_jobs.hpp, listed
+// and run on the host with 32 emulated lanes). Neither may read or write outside its buffers (ASan
+// sees the exact-size heap buffers here), and whatever either accepts, libzstd decodes to the
+// same bytes.
 //
 // The first byte picks the mode:
 //   0: a zstd frame, as it is; bytes 1-3 give the output capacity.
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "codec/portable/zstd_frame.hpp"
+#include "cuda/zstd_gpu_jobs.hpp"
 
 namespace {
 
@@ -31,6 +34,21 @@ using Bytes = std::vector<std::uint8_t>;
 
 constexpr std::uint64_t kMaxDecoded = 1 << 22;
 
+// The block jobs' status for a frame (into exactly-sized output and scratch).
+portable::DecodeStatus decode_with_block_jobs(const Bytes& frame, std::size_t capacity, Bytes& out) {
+  zarrdirect::cuda::ZstdGpuJobs jobs;
+  std::uint64_t scratch_size = 0;
+  const portable::DecodeStatus listed = zarrdirect::cuda::append_zstd_jobs(frame, 0, 0, capacity, scratch_size, jobs);
+  if (listed != portable::DecodeStatus::ok) return listed;
+  out.assign(capacity, 0);
+  Bytes scratch(scratch_size);
+  std::vector<portable::DecodeOutcome> outcomes;
+  zarrdirect::cuda::run_zstd_jobs_on_host(jobs, frame.data(), out.data(), scratch.data(), outcomes);
+  if (outcomes.size() != 1) violated("one frame listed, not one outcome");
+  if (outcomes[0].status == portable::DecodeStatus::ok) out.resize(outcomes[0].written);
+  return outcomes[0].status;
+}
+
 // Whether ours decoded it.
 bool check_frame(const Bytes& frame, std::size_t capacity) {
   // The plan and the decoder agree on what they refuse for the header's sake.
@@ -41,13 +59,24 @@ bool check_frame(const Bytes& frame, std::size_t capacity) {
       portable::zstd_decode_frame(frame.data(), frame.size(), ours.data(), capacity, *workspace, kMaxDecoded);
   if (plan.status != portable::DecodeStatus::ok && outcome.status != plan.status)
     violated("the decoder and the plan disagree on the header");
-  if (outcome.status != portable::DecodeStatus::ok) return false;
-  if (outcome.written != plan.content_size) violated("decoded size differs from the plan's");
+  Bytes by_blocks;
+  const portable::DecodeStatus blocks_status =
+      capacity <= kMaxDecoded ? decode_with_block_jobs(frame, capacity, by_blocks) : portable::DecodeStatus::unsupported;
+  const bool blocks_decoded = blocks_status == portable::DecodeStatus::ok;
+  if (outcome.status != portable::DecodeStatus::ok && !blocks_decoded) return false;
   Bytes reference(capacity);
   const std::size_t n = ZSTD_decompress(reference.data(), reference.size(), frame.data(), frame.size());
   if (ZSTD_isError(n)) violated("accepted a frame libzstd refuses");
+  if (blocks_decoded && (by_blocks.size() != n || (n > 0 && std::memcmp(by_blocks.data(), reference.data(), n) != 0)))
+    violated("the block jobs' bytes differ from libzstd's");
+  if (outcome.status != portable::DecodeStatus::ok) return false;
+  if (outcome.written != plan.content_size) violated("decoded size differs from the plan's");
   if (n != outcome.written) violated("decoded size differs from libzstd's");
   if (n > 0 && std::memcmp(ours.data(), reference.data(), n) != 0) violated("bytes differ from libzstd's");
+  // The block jobs leave some valid frames to libzstd (`unsupported`: scratch past 4x the content,
+  // for frames of many tiny blocks), and refuse nothing else the serial decoder takes.
+  if (!blocks_decoded && blocks_status != portable::DecodeStatus::unsupported)
+    violated("the serial decoder took a frame the block jobs refused");
   return true;
 }
 
