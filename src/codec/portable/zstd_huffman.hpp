@@ -19,7 +19,7 @@ constexpr std::uint32_t kHuffmanMaxBits = 11;
 constexpr std::uint32_t kHuffmanWeightsMaxLog = 6;  // accuracy log of the weights' FSE table
 constexpr std::uint32_t kHuffmanMaxWeights = 255;   // stored weights; the last symbol's is implied
 
-struct HuffmanTable {
+struct alignas(8) HuffmanTable {  // 8: the GPU fills entries four at a time
   std::uint16_t entries[1u << kHuffmanMaxBits];  // symbol | code length << 8
   std::uint32_t max_bits = 0;                    // 0: no table yet (treeless literals refused)
 };
@@ -124,7 +124,17 @@ ZD_HOST_DEVICE inline DecodeStatus huffman_read_table(const std::uint8_t* src, s
     if (w == 0) continue;
     const std::uint32_t length = 1u << (w - 1);
     const auto entry = static_cast<std::uint16_t>(s | ((max_bits + 1 - w) << 8));
-    for (std::uint32_t i = 0; i < length; ++i) table.entries[start[w] + i] = entry;
+    std::uint32_t i = 0;
+#if defined(__CUDA_ARCH__)
+    // Four entries a store where the run is aligned to them (a GPU thread building a table with
+    // a store per entry would make 2048 memory transactions).
+    if (length >= 4 && start[w] % 4 == 0) {
+      const std::uint64_t four = std::uint64_t{entry} * 0x0001000100010001ull;
+      auto* words = reinterpret_cast<std::uint64_t*>(table.entries + start[w]);
+      for (; i < length; i += 4) words[i / 4] = four;
+    }
+#endif
+    for (; i < length; ++i) table.entries[start[w] + i] = entry;
     start[w] += length;
   }
   table.max_bits = max_bits;
