@@ -73,20 +73,31 @@ __global__ void __launch_bounds__(kFrameThreads)
 
 }  // namespace
 
+cudaError_t launch_zstd_block_slots(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
+                                    const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream) {
+  if (block_count == 0) return cudaSuccess;
+  const std::uint64_t threads = std::uint64_t{block_count} * portable::kZstdSlotsPerBlock;
+  zstd_slots_kernel<<<blocks_for(threads, kSlotThreads), kSlotThreads, 0, stream>>>(blocks, block_count, src, scratch);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_zstd_execute(const portable::ZstdBlockJob* blocks, const portable::ZstdFrameJob* frames,
+                                std::uint32_t frame_count, const std::uint8_t* src, std::uint8_t* dst,
+                                std::uint8_t* scratch, portable::DecodeOutcome* outcomes, cudaStream_t stream) {
+  if (frame_count == 0) return cudaSuccess;
+  zstd_execute_kernel<<<blocks_for(std::uint64_t{frame_count} * kWarp, kFrameThreads), kFrameThreads, 0, stream>>>(
+      frames, frame_count, blocks, src, scratch, dst, outcomes);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_zstd_decode(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
                                const portable::ZstdFrameJob* frames, std::uint32_t frame_count,
                                const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
                                portable::DecodeOutcome* outcomes, cudaStream_t stream) {
   if (frame_count == 0) return cudaSuccess;
-  if (block_count > 0) {
-    const std::uint64_t threads = std::uint64_t{block_count} * portable::kZstdSlotsPerBlock;
-    zstd_slots_kernel<<<blocks_for(threads, kSlotThreads), kSlotThreads, 0, stream>>>(blocks, block_count, src,
-                                                                                       scratch);
-    if (cudaError_t status = cudaGetLastError(); status != cudaSuccess) return status;
-  }
-  zstd_execute_kernel<<<blocks_for(std::uint64_t{frame_count} * kWarp, kFrameThreads), kFrameThreads, 0, stream>>>(
-      frames, frame_count, blocks, src, scratch, dst, outcomes);
-  return cudaGetLastError();
+  if (cudaError_t status = launch_zstd_block_slots(blocks, block_count, src, scratch, stream); status != cudaSuccess)
+    return status;
+  return launch_zstd_execute(blocks, frames, frame_count, src, dst, scratch, outcomes, stream);
 }
 
 }  // namespace zarrdirect::cuda

@@ -29,4 +29,13 @@ cudaError_t launch_zstd_decode(const codec::portable::ZstdBlockJob* blocks, std:
                                const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
                                codec::portable::DecodeOutcome* outcomes, cudaStream_t stream);
 
+// The two steps alone, as launch_zstd_decode runs them one after the other on `stream` (for
+// kernel-level timing: bench/zstd_kernel_bench.cpp).
+cudaError_t launch_zstd_block_slots(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
+                                    const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream);
+cudaError_t launch_zstd_execute(const codec::portable::ZstdBlockJob* blocks,
+                                const codec::portable::ZstdFrameJob* frames, std::uint32_t frame_count,
+                                const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
+                                codec::portable::DecodeOutcome* outcomes, cudaStream_t stream);
+
 }  // namespace zarrdirect::cuda

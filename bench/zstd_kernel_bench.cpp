@@ -1,0 +1,191 @@
+// Kernel-level timing of the GPU zstd decoder (issue 18): the two steps of the block jobs
+// (zstd_decode_kernels.cuh: a thread per Huffman stream and per block's sequences, then a warp per
+// frame), each timed with CUDA events around its launch alone (no transfers, no placement), on a
+// batch already in device memory, beside libzstd on the host's cores for the same frames.
+// Decoded GB/s = decoded bytes / time. Every run's outcomes are checked and the decoded bytes
+// compared with the input, so a fast wrong kernel does not pass.
+//
+// Data: the CLI sample's signal (uint16, smooth plus 5 bits of noise), cut into chunks of edge^3
+// along z, zstd level `--level` with the content size in the header (as zarr writes chunks);
+// `distinct` chunks are compressed and repeated to fill the batch.
+//
+//   zstd_kernel_bench [--chunks N] [--edge E] [--level L] [--repeat R] [--threads T]
+// One command on the GPU machine: bench/zstd_kernel_bench.sh [options]
+#include <cuda_runtime_api.h>
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/sample.hpp"
+#include "cuda/zstd_decode_kernels.cuh"
+#include "cuda/zstd_gpu_jobs.hpp"
+
+namespace {
+
+namespace portable = zarrdirect::codec::portable;
+namespace zc = zarrdirect::cuda;
+using Bytes = std::vector<std::uint8_t>;
+
+void check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  std::fprintf(stderr, "zstd_kernel_bench: %s: %s\n", what, cudaGetErrorString(status));
+  std::exit(1);
+}
+
+template <typename T>
+T* device_copy(const std::vector<T>& host) {
+  void* p = nullptr;
+  check(cudaMalloc(&p, std::max<std::size_t>(host.size() * sizeof(T), 1)), "cudaMalloc");
+  if (!host.empty()) check(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+  return static_cast<T*>(p);
+}
+
+void* device_bytes(std::size_t n) {
+  void* p = nullptr;
+  check(cudaMalloc(&p, std::max<std::size_t>(n, 1)), "cudaMalloc");
+  return p;
+}
+
+// Median milliseconds of `repeat` runs of `launch` (after one untimed run), by CUDA events.
+double median_ms(int repeat, const std::function<void()>& launch) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  launch();
+  check(cudaDeviceSynchronize(), "warm-up run");
+  std::vector<double> ms;
+  for (int r = 0; r < repeat; ++r) {
+    check(cudaEventRecord(start, nullptr), "cudaEventRecord");
+    launch();
+    check(cudaEventRecord(stop, nullptr), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "kernel run");
+    float elapsed = 0;
+    check(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
+    ms.push_back(elapsed);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::uint64_t chunks = 256;
+  std::uint64_t edge = 128;
+  std::uint64_t distinct = 16;
+  int level = 1;
+  int repeat = 5;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string name = argv[i];
+    const std::uint64_t value = std::strtoull(argv[i + 1], nullptr, 10);
+    if (name == "--chunks") chunks = value;
+    else if (name == "--edge") edge = value;
+    else if (name == "--level") level = static_cast<int>(value);
+    else if (name == "--repeat") repeat = static_cast<int>(value);
+    else if (name == "--threads") threads = static_cast<unsigned>(value);
+    else if (name == "--distinct") distinct = value;
+    else {
+      std::fprintf(stderr, "zstd_kernel_bench: unknown option %s\n", name.c_str());
+      return 2;
+    }
+  }
+  distinct = std::min(distinct, chunks);
+  const std::vector<std::uint16_t> volume = zarrdirect::cli::sample_volume(edge * distinct, edge, edge);
+  const std::size_t chunk_bytes = edge * edge * edge * 2;
+  std::vector<Bytes> originals(distinct, Bytes(chunk_bytes));
+  std::vector<Bytes> frames;
+  for (std::uint64_t c = 0; c < distinct; ++c) {
+    std::memcpy(originals[c].data(), reinterpret_cast<const std::uint8_t*>(volume.data()) + c * chunk_bytes, chunk_bytes);
+    Bytes frame(ZSTD_compressBound(chunk_bytes));
+    const std::size_t n = ZSTD_compress(frame.data(), frame.size(), originals[c].data(), chunk_bytes, level);
+    if (ZSTD_isError(n)) return 1;
+    frame.resize(n);
+    frames.push_back(std::move(frame));
+  }
+  // The batch: chunk c is frame c % distinct, listed as the sink lists it.
+  Bytes src;
+  zc::ZstdGpuJobs jobs;
+  std::uint64_t scratch_bytes = 0;
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    const Bytes& frame = frames[c % distinct];
+    const std::uint64_t at = src.size();
+    src.insert(src.end(), frame.begin(), frame.end());
+    src.resize((src.size() + 15) / 16 * 16);
+    if (zc::append_zstd_jobs(frame, at, c * chunk_bytes, chunk_bytes, scratch_bytes, jobs) != portable::DecodeStatus::ok) {
+      std::fprintf(stderr, "zstd_kernel_bench: the listing refused chunk %llu\n", static_cast<unsigned long long>(c));
+      return 1;
+    }
+  }
+  const double decoded = static_cast<double>(chunks * chunk_bytes);
+  std::uint8_t* d_src = device_copy(src);
+  portable::ZstdBlockJob* d_blocks = device_copy(jobs.blocks);
+  portable::ZstdFrameJob* d_frames = device_copy(jobs.frames);
+  auto* d_dst = static_cast<std::uint8_t*>(device_bytes(chunks * chunk_bytes));
+  auto* d_scratch = static_cast<std::uint8_t*>(device_bytes(scratch_bytes));
+  auto* d_outcomes = static_cast<portable::DecodeOutcome*>(device_bytes(chunks * sizeof(portable::DecodeOutcome)));
+  const auto block_count = static_cast<std::uint32_t>(jobs.blocks.size());
+  const auto frame_count = static_cast<std::uint32_t>(jobs.frames.size());
+  const double step_one = median_ms(repeat, [&] {
+    check(zc::launch_zstd_block_slots(d_blocks, block_count, d_src, d_scratch, nullptr), "step one launch");
+  });
+  const double step_two = median_ms(repeat, [&] {
+    check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr),
+          "step two launch");
+  });
+  const double both = median_ms(repeat, [&] {
+    check(zc::launch_zstd_decode(d_blocks, block_count, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes,
+                                 nullptr),
+          "decode launch");
+  });
+  std::vector<portable::DecodeOutcome> outcomes(chunks);
+  check(cudaMemcpy(outcomes.data(), d_outcomes, chunks * sizeof(portable::DecodeOutcome), cudaMemcpyDeviceToHost),
+        "outcomes back");
+  Bytes got(chunks * chunk_bytes);
+  check(cudaMemcpy(got.data(), d_dst, got.size(), cudaMemcpyDeviceToHost), "output back");
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    if (outcomes[c].status != portable::DecodeStatus::ok ||
+        std::memcmp(got.data() + c * chunk_bytes, originals[c % distinct].data(), chunk_bytes) != 0) {
+      std::fprintf(stderr, "zstd_kernel_bench: chunk %llu decoded wrong (%s)\n", static_cast<unsigned long long>(c),
+                   portable::describe(outcomes[c].status));
+      return 1;
+    }
+  }
+  // libzstd on `threads` host threads, chunks shared out, best of `repeat`.
+  double cpu_best = 1e30;
+  for (int r = 0; r < repeat; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        Bytes out(chunk_bytes);
+        for (std::uint64_t c = t; c < chunks; c += threads) {
+          const Bytes& frame = frames[c % distinct];
+          if (ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size()) != chunk_bytes) std::abort();
+        }
+      });
+    }
+    for (auto& thread : pool) thread.join();
+    cpu_best = std::min(cpu_best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::printf("| edge | chunks | blocks | ratio | step one ms (GB/s) | step two ms (GB/s) | both ms (GB/s) | libzstd %u threads ms (GB/s) |\n",
+              threads);
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| %llu | %llu | %u | %.2f | %.3f (%.1f) | %.3f (%.1f) | %.3f (%.1f) | %.2f (%.1f) |\n",
+              static_cast<unsigned long long>(edge), static_cast<unsigned long long>(chunks), block_count,
+              decoded / static_cast<double>(src.size()), step_one, decoded / (step_one * 1e6), step_two,
+              decoded / (step_two * 1e6), both, decoded / (both * 1e6), cpu_best, decoded / (cpu_best * 1e6));
+  return 0;
+}
