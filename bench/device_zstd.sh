@@ -25,9 +25,9 @@ ZARRDIRECT_CONFORMANCE_DIR="$PWD/tests/data/conformance" timeout 200 build-dev/t
 grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure" "$OUT/tests.log" | head -30
 grep -A12 "Failure" "$OUT/tests.log" | head -60
 log "kernels"
-timeout 60 build-dev/bench/zstd_kernel_bench --chunks 256 --edge 128
-timeout 60 build-dev/bench/zstd_kernel_bench --chunks 8192 --edge 32 --distinct 256
+{ timeout 60 build-dev/bench/zstd_kernel_bench --chunks 256 --edge 128
+  timeout 60 build-dev/bench/zstd_kernel_bench --chunks 8192 --edge 32 --distinct 256; } 2>&1 | tee "$OUT/kernels.md"
 log "read path"
 ARRAYS="${ARRAYS:-raw zstd-1 sharded-zstd-1-32}" STAGINGS="${STAGINGS:-256 1024}" timeout "${READ_SECONDS:-200}" \
-  bench/decode_bench.sh build-dev /tmp/zd-dz "${1:-512,512,512}" 2
+  bench/decode_bench.sh build-dev /tmp/zd-dz "${1:-512,512,512}" 2 2>&1 | tee "$OUT/read.md"
 log "done"
