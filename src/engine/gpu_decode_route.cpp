@@ -29,10 +29,11 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     // blosc frames give a warp per stream (thousands per batch): 39.9 GB/s against 24.8 on 16
     // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11).
     {GpuCodec::blosc, "blosc-lz4", true, true},
-    // zstd frames give one thread per chunk (zstd_decode_kernels.cu): wired for `gpu`, kept on
-    // the CPU by `auto`: 0.15 GB/s against 10.95 on 16 cores for 4 MiB frames (128^3 uint16),
-    // 4.64 against 12.25 for 64 KiB frames (shards of 32^3), H100, session 12. A cooperative
-    // decoder (a warp per frame or per block) is what would change this row.
+    // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): a thread per Huffman stream and
+    // per block's sequences, then a warp per frame (zstd_decode_kernels.cu). Wired for `gpu`,
+    // kept on the CPU by `auto` until measured: the thread-per-frame kernel it replaced gave 0.15
+    // GB/s against 10.95 on 16 cores for 4 MiB frames, 4.64 against 12.25 for 64 KiB frames (H100,
+    // session 12); the block jobs have not run on a GPU yet (session 13: none was lent).
     {GpuCodec::zstd, "zstd", true, false},
 };
 
