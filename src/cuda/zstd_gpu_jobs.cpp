@@ -1,5 +1,7 @@
 #include "cuda/zstd_gpu_jobs.hpp"
 
+#include <memory>
+
 #include "codec/portable/zstd_bits.hpp"
 #include "codec/portable/zstd_block_decode.hpp"
 #include "codec/portable/zstd_fse.hpp"
@@ -260,9 +262,15 @@ void append_rebased(const ZstdGpuJobs& listed, std::uint64_t src_base, std::uint
 
 void run_zstd_jobs_on_host(const ZstdGpuJobs& jobs, const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
                            std::vector<portable::DecodeOutcome>& outcomes) {
-  for (const ZstdBlockJob& job : jobs.blocks)
-    for (std::uint32_t slot = 0; slot < portable::kZstdSlotsPerBlock; ++slot)
-      portable::zstd_decode_block_slot(job, slot, src, scratch);
+  auto table = std::make_unique<portable::zstd_detail::HuffmanTable>();
+  for (const ZstdBlockJob& job : jobs.blocks) {
+    DecodeStatus table_status = DecodeStatus::ok;
+    if (job.type == portable::ZstdBlockType::compressed && job.literals_type == portable::ZstdLiteralsType::huffman)
+      table_status = portable::zstd_build_huffman_table(job, src, *table);
+    for (std::uint32_t slot = 0; slot < portable::kZstdSequenceSlot; ++slot)
+      portable::zstd_decode_literal_slot(job, slot, *table, table_status, src, scratch);
+    portable::zstd_decode_sequence_slot(job, src, scratch);
+  }
   outcomes.clear();
   const portable::ZstdLaneLoopTeam team;
   for (const portable::ZstdFrameJob& frame : jobs.frames)

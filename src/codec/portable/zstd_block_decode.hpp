@@ -1,10 +1,11 @@
 // The two steps of the block-parallel zstd decoder (the jobs: zstd_block_jobs.hpp), written once
 // for the CPU and the GPU like the rest of codec/portable:
 //
-//   zstd_decode_block_slot: step one, one call per block and slot (0-3 a Huffman stream or the RLE
-//     literals, 4 the sequences), each independent of every other: builds the table it needs from
-//     the description the job names and decodes its stream into scratch. Its status goes to the
-//     block's workspace.
+//   step one, every block's slots independent of every other block's: zstd_build_huffman_table once per
+//     block (from the description the job names), then zstd_decode_literal_slot for slots 0-3 (a
+//     Huffman stream each, or the RLE literals) and zstd_decode_sequence_slot (the sequences,
+//     their tables built from the descriptions the job names), each into scratch. Statuses go to
+//     the block's workspace.
 //   zstd_execute_frame: step two, one call per frame by a team of lanes (a warp on the GPU): walks
 //     the frame's blocks in order, resolves each sequence's offset, checks it against the output
 //     written so far, and copies literals and matches with every lane. Each copy is split so that
@@ -93,22 +94,18 @@ ZD_HOST_DEVICE inline DecodeStatus* slot_statuses(std::uint8_t* scratch, const Z
   return reinterpret_cast<DecodeStatus*>(scratch + job.workspace + zstd_workspace::kStatuses);
 }
 
-// The Huffman stream `slot` of a block: its table built from the block's tree description, then
-// its symbols decoded into its segment of the block's literals.
-ZD_HOST_DEVICE inline DecodeStatus decode_huffman_slot(const ZstdBlockJob& job, std::uint32_t slot,
-                                                       const std::uint8_t* src, std::uint8_t* scratch) {
-  using namespace zstd_detail;
+// Huffman stream `slot` of a block decoded with `table` (built from the block's tree
+// description) into its segment of the block's literals.
+ZD_HOST_DEVICE inline DecodeStatus decode_huffman_stream_slot(const ZstdBlockJob& job, std::uint32_t slot,
+                                                              const zstd_detail::HuffmanTable& table,
+                                                              const std::uint8_t* src, std::uint8_t* scratch) {
   if (slot >= job.streams) return DecodeStatus::ok;
-  auto& table = *reinterpret_cast<HuffmanTable*>(scratch + job.workspace + zstd_workspace::huffman_table(slot));
-  std::uint64_t tree_bytes = 0;
-  const DecodeStatus status = huffman_read_table(src + job.huffman_tree, job.huffman_tree_size, table, tree_bytes);
-  if (status != DecodeStatus::ok) return status;
   std::uint64_t stream = job.literals_src;
   for (std::uint32_t i = 0; i < slot; ++i) stream += job.stream_sizes[i];
   const std::uint64_t segment = job.streams == 1 ? job.literal_size : (job.literal_size + 3) / 4;
   const std::uint64_t count = job.streams == 1 || slot < 3 ? segment : job.literal_size - 3 * segment;
-  return huffman_decode_stream(table, src + stream, job.stream_sizes[slot], scratch + job.literals + slot * segment,
-                               count);
+  return zstd_detail::huffman_decode_stream(table, src + stream, job.stream_sizes[slot],
+                                            scratch + job.literals + slot * segment, count);
 }
 
 // The block's sequences: the three tables built from the descriptions the job names, then every
@@ -117,7 +114,7 @@ ZD_HOST_DEVICE inline DecodeStatus decode_sequences_slot(const ZstdBlockJob& job
                                                          std::uint8_t* scratch) {
   using namespace zstd_detail;
   if (job.sequence_count == 0) return DecodeStatus::ok;
-  auto& state = *reinterpret_cast<SequenceState*>(scratch + job.workspace + zstd_workspace::sequence_state(job));
+  auto& state = *reinterpret_cast<SequenceState*>(scratch + job.workspace + zstd_workspace::kSequenceState);
   fill_code_tables(state);
   std::uint64_t used = 0;
   // The format's order: literal lengths (kind 0), offsets (kind 2), match lengths (kind 1).
@@ -141,17 +138,34 @@ ZD_HOST_DEVICE inline DecodeStatus decode_sequences_slot(const ZstdBlockJob& job
 
 }  // namespace zstd_block_detail
 
-// Step one for one block and slot (0 to kZstdSlotsPerBlock - 1); leaves its status in the
-// block's workspace, where step two reads it.
-ZD_HOST_DEVICE inline void zstd_decode_block_slot(const ZstdBlockJob& job, std::uint32_t slot, const std::uint8_t* src,
-                                                  std::uint8_t* scratch) {
+// Step one: the Huffman table of a block's literals (Huffman literals only), from the tree description the job names.
+ZD_HOST_DEVICE inline DecodeStatus zstd_build_huffman_table(const ZstdBlockJob& job, const std::uint8_t* src,
+                                                            zstd_detail::HuffmanTable& table) {
+  std::uint64_t tree_bytes = 0;
+  return zstd_detail::huffman_read_table(src + job.huffman_tree, job.huffman_tree_size, table, tree_bytes);
+}
+
+// Step one's sequence slot of a block: its status goes to the block's workspace, where step two
+// reads it.
+ZD_HOST_DEVICE inline void zstd_decode_sequence_slot(const ZstdBlockJob& job, const std::uint8_t* src,
+                                                     std::uint8_t* scratch) {
+  using namespace zstd_block_detail;
+  if (job.type != ZstdBlockType::compressed) return;
+  slot_statuses(scratch, job)[kZstdSequenceSlot] = decode_sequences_slot(job, src, scratch);
+}
+
+// Step one's literal slots (0 to 3) of a block whose Huffman table (for Huffman literals) was
+// built already by zstd_build_huffman_table, `table_status` its status: the four stream threads of a
+// block share one table (in shared memory on the GPU). Slot 0 also writes RLE literals. Each
+// slot's status goes to the block's workspace.
+ZD_HOST_DEVICE inline void zstd_decode_literal_slot(const ZstdBlockJob& job, std::uint32_t slot,
+                                                    const zstd_detail::HuffmanTable& table, DecodeStatus table_status,
+                                                    const std::uint8_t* src, std::uint8_t* scratch) {
   using namespace zstd_block_detail;
   if (job.type != ZstdBlockType::compressed) return;
   DecodeStatus status = DecodeStatus::ok;
-  if (slot == kZstdSequenceSlot) {
-    status = decode_sequences_slot(job, src, scratch);
-  } else if (job.literals_type == ZstdLiteralsType::huffman) {
-    status = decode_huffman_slot(job, slot, src, scratch);
+  if (job.literals_type == ZstdLiteralsType::huffman) {
+    status = table_status != DecodeStatus::ok ? table_status : decode_huffman_stream_slot(job, slot, table, src, scratch);
   } else if (job.literals_type == ZstdLiteralsType::rle && slot == 0) {
     fill_part(0, 1, scratch + job.literals, src[job.literals_src], job.literal_size);
   }

@@ -44,7 +44,7 @@ struct ZstdTableSource {
 // One block of a frame.
 struct ZstdBlockJob {
   std::uint64_t src = 0;         // raw: its bytes; RLE: its byte; compressed: its content
-  std::uint64_t workspace = 0;   // scratch: statuses, Huffman tables, sequence tables (layout below)
+  std::uint64_t workspace = 0;   // scratch: statuses and sequence tables (layout below)
   std::uint64_t literals = 0;    // scratch: decoded literals (Huffman or RLE literals)
   std::uint64_t sequences = 0;   // scratch: sequence_count SequenceCodes
   std::uint64_t literals_src = 0;   // raw literals' bytes, the RLE literal's byte, or the first Huffman stream
@@ -77,25 +77,20 @@ struct ZstdFrameJob {
 
 static_assert(std::is_trivially_copyable_v<ZstdBlockJob> && std::is_trivially_copyable_v<ZstdFrameJob>);
 
-// A block's workspace: a status per step-one slot, then one Huffman table per Huffman stream (each
-// thread builds its own, so the four run independently), then the sequence tables.
+// A block's workspace: a status per step-one slot, then the sequence tables. (The Huffman table is
+// built where its four stream threads share it: GPU shared memory, or the host run's own.)
 namespace zstd_workspace {
 constexpr std::uint64_t kStatuses = 0;
-constexpr std::uint64_t kHuffmanTables = 32;
-constexpr std::uint64_t kHuffmanTableBytes = (sizeof(zstd_detail::HuffmanTable) + 15) / 16 * 16;
+constexpr std::uint64_t kSequenceState = 32;
 constexpr std::uint64_t kSequenceStateBytes = (sizeof(zstd_detail::SequenceState) + 15) / 16 * 16;
 
-ZD_HOST_DEVICE inline std::uint64_t huffman_table(std::uint32_t stream) { return kHuffmanTables + stream * kHuffmanTableBytes; }
-ZD_HOST_DEVICE inline std::uint64_t sequence_state(const ZstdBlockJob& job) {
-  return kHuffmanTables + (job.literals_type == ZstdLiteralsType::huffman ? job.streams : 0) * kHuffmanTableBytes;
-}
 // The workspace a block needs, a multiple of 16.
 ZD_HOST_DEVICE inline std::uint64_t bytes(const ZstdBlockJob& job) {
-  return sequence_state(job) + (job.sequence_count > 0 ? kSequenceStateBytes : 0);
+  return kSequenceState + (job.sequence_count > 0 ? kSequenceStateBytes : 0);
 }
 }  // namespace zstd_workspace
 
-static_assert(kZstdSlotsPerBlock * sizeof(DecodeStatus) <= zstd_workspace::kHuffmanTables);
-static_assert(alignof(zstd_detail::HuffmanTable) <= 16 && alignof(zstd_detail::SequenceState) <= 16);
+static_assert(kZstdSlotsPerBlock * sizeof(DecodeStatus) <= zstd_workspace::kSequenceState);
+static_assert(alignof(zstd_detail::SequenceState) <= 16);
 
 }  // namespace zarrdirect::codec::portable
