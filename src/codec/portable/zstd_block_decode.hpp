@@ -48,12 +48,38 @@ inline Word16 load16(const std::uint8_t* from) {
 inline void store16(std::uint8_t* to, const Word16& word) { std::memcpy(to, word.bytes, 16); }
 #endif
 
-// Lane `lane` of `lanes`' share of copying n bytes that do not overlap.
+// 8 bytes at an 8-byte aligned address, as a little-endian word (the GPU and the hosts this
+// builds for are little-endian).
+ZD_HOST_DEVICE inline std::uint64_t load_word(const std::uint8_t* from) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const std::uint64_t*>(from);
+#else
+  std::uint64_t word;
+  std::memcpy(&word, from, 8);
+  return word;
+#endif
+}
+ZD_HOST_DEVICE inline void store_word(std::uint8_t* to, std::uint64_t word) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<std::uint64_t*>(to) = word;
+#else
+  std::memcpy(to, &word, 8);
+#endif
+}
+
+// Lane `lane` of `lanes`' share of copying n bytes that do not overlap. Long copies move whole
+// words: 16 bytes where source and destination share their alignment; otherwise 8-byte words of
+// the (aligned) destination, each assembled from the two aligned source words it straddles, so
+// that a warp moves 256 bytes a step, not 32. Every load stays inside [from, from + n).
 ZD_HOST_DEVICE inline void copy_part(std::uint32_t lane, std::uint32_t lanes, std::uint8_t* to, const std::uint8_t* from,
                                      std::uint64_t n) {
   const auto to_address = reinterpret_cast<std::uintptr_t>(to);
   const auto from_address = reinterpret_cast<std::uintptr_t>(from);
-  if (((to_address ^ from_address) & 15) == 0 && n >= 64) {
+  if (n < 64) {
+    for (std::uint64_t i = lane; i < n; i += lanes) to[i] = from[i];
+    return;
+  }
+  if (((to_address ^ from_address) & 15) == 0) {
     const std::uint64_t head = (16 - (to_address & 15)) & 15;
     const std::uint64_t words = (n - head) / 16;
     for (std::uint64_t i = lane; i < head; i += lanes) to[i] = from[i];
@@ -69,7 +95,40 @@ ZD_HOST_DEVICE inline void copy_part(std::uint32_t lane, std::uint32_t lanes, st
     for (std::uint64_t j = head + 16 * words + lane; j < n; j += lanes) to[j] = from[j];
     return;
   }
-  for (std::uint64_t i = lane; i < n; i += lanes) to[i] = from[i];
+  const std::uint64_t head = (8 - (to_address & 7)) & 7;
+  for (std::uint64_t i = lane; i < head; i += lanes) to[i] = from[i];
+  std::uint8_t* out = to + head;
+  const std::uint8_t* in = from + head;
+  const std::uint64_t m = n - head;  // at least 57
+  const std::uint64_t words = m / 8;  // at least 7
+  const auto skew = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(in) & 7);
+  if (skew == 0) {
+    for (std::uint64_t i = lane; i < words; i += lanes) store_word(out + 8 * i, load_word(in + 8 * i));
+  } else {
+    // Output word i takes the top bytes of aligned source word i and the bottom ones of word i + 1
+    // (aligned words counted from in - skew). Words 0 and words - 1 go byte by byte, so no load
+    // reaches before `from` or past its n bytes.
+    const std::uint8_t* aligned = in - skew;
+    const std::uint32_t low_shift = 8 * skew;
+    const std::uint32_t high_shift = 64 - low_shift;
+    std::uint64_t i = 1 + lane;
+    for (; i + 3 * lanes + 1 < words; i += 4 * lanes) {
+      std::uint64_t low[4], high[4];
+      for (std::uint32_t k = 0; k < 4; ++k) {
+        low[k] = load_word(aligned + 8 * (i + k * lanes));
+        high[k] = load_word(aligned + 8 * (i + k * lanes + 1));
+      }
+      for (std::uint32_t k = 0; k < 4; ++k)
+        store_word(out + 8 * (i + k * lanes), (low[k] >> low_shift) | (high[k] << high_shift));
+    }
+    for (; i + 1 < words; i += lanes)
+      store_word(out + 8 * i, (load_word(aligned + 8 * i) >> low_shift) | (load_word(aligned + 8 * (i + 1)) << high_shift));
+    for (std::uint64_t j = lane; j < 8; j += lanes) {
+      out[j] = in[j];
+      out[8 * (words - 1) + j] = in[8 * (words - 1) + j];
+    }
+  }
+  for (std::uint64_t j = 8 * words + lane; j < m; j += lanes) out[j] = in[j];
 }
 
 // A match: n bytes repeating the `offset` bytes before `to`. With offset >= n the source ends
