@@ -23,21 +23,21 @@
 
 namespace zarrdirect::codec::portable::zstd_detail {
 
-ZD_HOST_DEVICE inline std::uint32_t le16(const std::uint8_t* p) {
+ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t le16(const std::uint8_t* p) {
   return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8);
 }
-ZD_HOST_DEVICE inline std::uint32_t le24(const std::uint8_t* p) {
+ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t le24(const std::uint8_t* p) {
   return le16(p) | (static_cast<std::uint32_t>(p[2]) << 16);
 }
-ZD_HOST_DEVICE inline std::uint32_t le32(const std::uint8_t* p) {
+ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t le32(const std::uint8_t* p) {
   return le24(p) | (static_cast<std::uint32_t>(p[3]) << 24);
 }
-ZD_HOST_DEVICE inline std::uint64_t le64(const std::uint8_t* p) {
+ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint64_t le64(const std::uint8_t* p) {
   return static_cast<std::uint64_t>(le32(p)) | (static_cast<std::uint64_t>(le32(p + 4)) << 32);
 }
 
 // Stores 8 bytes, little-endian, at an 8-byte aligned address.
-ZD_HOST_DEVICE inline void store_le64(std::uint8_t* p, std::uint64_t value) {
+ZD_HOST_DEVICE ZD_ZSTD_INLINE void store_le64(std::uint8_t* p, std::uint64_t value) {
 #if defined(__CUDA_ARCH__)
   *reinterpret_cast<std::uint64_t*>(p) = value;  // the GPU is little-endian
 #else
@@ -46,14 +46,14 @@ ZD_HOST_DEVICE inline void store_le64(std::uint8_t* p, std::uint64_t value) {
 }
 
 // Index of the highest set bit; value must not be 0.
-ZD_HOST_DEVICE inline std::uint32_t highbit(std::uint32_t value) {
+ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t highbit(std::uint32_t value) {
   std::uint32_t bit = 0;
   while (value >>= 1) ++bit;
   return bit;
 }
 
 // Up to 8 little-endian bytes from data + at, zeros where they would pass data + size.
-ZD_HOST_DEVICE inline std::uint64_t load_partial(const std::uint8_t* data, std::uint64_t size, std::uint64_t at) {
+ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint64_t load_partial(const std::uint8_t* data, std::uint64_t size, std::uint64_t at) {
   if (at + 8 <= size) return le64(data + at);
   std::uint64_t value = 0;
   for (std::uint64_t i = 0; i < 8 && at + i < size; ++i) value |= static_cast<std::uint64_t>(data[at + i]) << (8 * i);
@@ -67,19 +67,19 @@ struct ForwardBits {
   std::uint64_t pos = 0;  // bits consumed
 
   // The next `count` (<= 32) bits, without consuming them.
-  ZD_HOST_DEVICE std::uint32_t peek(std::uint32_t count) const {
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t peek(std::uint32_t count) const {
     if (count == 0) return 0;
     const std::uint64_t word = load_partial(data, size, pos >> 3) >> (pos & 7);
     return static_cast<std::uint32_t>(word & ((std::uint64_t{1} << count) - 1));
   }
-  ZD_HOST_DEVICE void skip(std::uint32_t count) { pos += count; }
-  ZD_HOST_DEVICE std::uint32_t read(std::uint32_t count) {
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE void skip(std::uint32_t count) { pos += count; }
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t read(std::uint32_t count) {
     const std::uint32_t value = peek(count);
     pos += count;
     return value;
   }
-  ZD_HOST_DEVICE bool overrun() const { return pos > size * 8; }
-  ZD_HOST_DEVICE std::uint64_t bytes_used() const { return (pos + 7) / 8; }
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE bool overrun() const { return pos > size * 8; }
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint64_t bytes_used() const { return (pos + 7) / 8; }
 };
 
 // Backward reader: the stream is one little-endian number whose highest set bit (in the last byte)
@@ -94,7 +94,7 @@ struct BackwardBits {
   std::int64_t window_low = 0;
 
   // False for an empty stream or a last byte without its end marker.
-  ZD_HOST_DEVICE bool init(const std::uint8_t* stream, std::uint64_t stream_size) {
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE bool init(const std::uint8_t* stream, std::uint64_t stream_size) {
     data = stream;
     size = stream_size;
     if (stream_size == 0 || stream[stream_size - 1] == 0) return false;
@@ -105,7 +105,7 @@ struct BackwardBits {
 
   // Loads the 8 bytes that end with the byte holding bit pos - 1 (fewer, zero-filled below the
   // start: bits below the stream's first bit read as zeros).
-  ZD_HOST_DEVICE void refill() {
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE void refill() {
     const std::int64_t top_byte = pos > 0 ? (pos - 1) >> 3 : 0;
     const std::int64_t first = top_byte - 7;
     if (first >= 0) {
@@ -116,8 +116,8 @@ struct BackwardBits {
     window_low = first * 8;
   }
 
-  // The next `count` (<= 32) bits, without consuming them. Short, to be inlined in the decoding
-  // loops; the rare loads are peek_after_refill's.
+  // The next `count` (<= 32) bits, without consuming them. Every member is forced inline: on the
+  // GPU a call taking `this` would keep the reader in local memory, a memory round trip per symbol.
   ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t peek(std::uint32_t count) {
     const std::int64_t low = pos - static_cast<std::int64_t>(count);
     // The window must hold all of [low, pos): a position moved above it (or a first use) refills.
@@ -125,7 +125,7 @@ struct BackwardBits {
     const std::uint64_t word = window >> static_cast<std::uint32_t>(low - window_low);
     return static_cast<std::uint32_t>(word & ((std::uint64_t{1} << count) - 1));
   }
-  ZD_HOST_DEVICE std::uint32_t peek_after_refill(std::uint32_t count) {
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t peek_after_refill(std::uint32_t count) {
     if (pos <= 0 || count == 0) return 0;  // past the start: zeros
     refill();
     // After a refill the window holds at least 57 bits below pos, or reaches below the start.
@@ -138,14 +138,14 @@ struct BackwardBits {
     const std::uint64_t word = window >> static_cast<std::uint32_t>(low - window_low);
     return static_cast<std::uint32_t>((word << shift) & ((std::uint64_t{1} << count) - 1));
   }
-  ZD_HOST_DEVICE void skip(std::uint32_t count) { pos -= static_cast<std::int64_t>(count); }
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE void skip(std::uint32_t count) { pos -= static_cast<std::int64_t>(count); }
   ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t read(std::uint32_t count) {
     const std::uint32_t value = peek(count);
     skip(count);
     return value;
   }
-  ZD_HOST_DEVICE bool overrun() const { return pos < 0; }
-  ZD_HOST_DEVICE bool finished() const { return pos == 0; }
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE bool overrun() const { return pos < 0; }
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE bool finished() const { return pos == 0; }
 };
 
 }  // namespace zarrdirect::codec::portable::zstd_detail

@@ -273,7 +273,7 @@ struct SequenceStream {
   std::uint32_t of_state = 0;
   std::uint32_t ml_state = 0;
 
-  ZD_HOST_DEVICE bool init(const std::uint8_t* stream, std::uint64_t size, const SequenceState& tables) {
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE bool init(const std::uint8_t* stream, std::uint64_t size, const SequenceState& tables) {
     state = &tables;
     if (!bits.init(stream, size)) return false;
     ll_state = bits.read(tables.literal_lengths.log);
@@ -304,7 +304,7 @@ struct SequenceStream {
     return true;
   }
   // A stream ends exactly at its start.
-  ZD_HOST_DEVICE bool finished() const { return bits.finished(); }
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE bool finished() const { return bits.finished(); }
 };
 
 // The offset a sequence means, updating the frame's repeat offsets: values 1-3 name a repeat
