@@ -30,10 +30,10 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11).
     {GpuCodec::blosc, "blosc-lz4", true, true},
     // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): a thread per Huffman stream and
-    // per block's sequences, then a warp per frame (zstd_decode_kernels.cu). Wired for `gpu`,
-    // kept on the CPU by `auto` until measured: the thread-per-frame kernel it replaced gave 0.15
-    // GB/s against 10.95 on 16 cores for 4 MiB frames, 4.64 against 12.25 for 64 KiB frames (H100,
-    // session 12); the block jobs have not run on a GPU yet (session 13: none was lent).
+    // per block's sequences, then a warp per frame (zstd_decode_kernels.cu). Wired for `gpu`, kept
+    // on the CPU by `auto`: reads gave 5.36 GB/s against 10.12 on 16 cores for 4 MiB frames, 7.80
+    // against 10.13 for 64 KiB frames (H100, session 13; the kernels alone 17.6 and 20.6 GB/s,
+    // but a batch costs the time of one slow stream thread whatever it holds).
     {GpuCodec::zstd, "zstd", true, false},
 };
 
