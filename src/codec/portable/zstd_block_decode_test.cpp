@@ -4,8 +4,8 @@
 // around both are poisoned). The frames themselves: src/cuda/zstd_gpu_jobs_test.cpp.
 #include "codec/portable/zstd_block_decode.hpp"
 
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -52,7 +52,7 @@ TEST(ZstdBlockCopies, EveryAlignmentAndLaneCountCopiesExactly) {
           Guarded to(n, to_offset, 2);
           std::vector<std::uint8_t> expected(from.data, from.data + n);
           for (std::uint32_t lane = 0; lane < lanes; ++lane) copy_part(lane, lanes, to.data, from.data, n);
-          ASSERT_TRUE(std::memcmp(to.data, expected.data(), n) == 0)
+          ASSERT_TRUE(std::equal(expected.begin(), expected.end(), to.data))
               << "lanes " << lanes << ", n " << n << ", offsets " << to_offset << "/" << from_offset;
         }
       }
