@@ -30,7 +30,7 @@ constexpr std::size_t kMaxStored = std::size_t{256} << 20;
 constexpr std::size_t kMaxStoredForOneChunk = std::size_t{256} << 20;
 // A batch's tables: about 30,000 jobs; a chunk whose own jobs do not fit is decoded on the CPU.
 constexpr std::size_t kTableBytes = std::size_t{1} << 20;
-constexpr std::size_t kTableSegments = 6;  // each starts 64-byte aligned
+constexpr std::size_t kTableSegments = 8;  // each starts 64-byte aligned (launch() lays them out)
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (std::max<std::size_t>(n, 1) + to - 1) / to * to; }
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
