@@ -30,47 +30,21 @@ struct CarriedTables {
 // fills the job's literal fields; `used` gets the section's size.
 DecodeStatus list_literals(const std::uint8_t* content, std::uint64_t size, std::uint64_t base,
                            std::uint64_t block_max, CarriedTables& carried, ZstdBlockJob& job, std::uint64_t& used) {
-  if (size == 0) return DecodeStatus::truncated;
-  const std::uint32_t type = content[0] & 3;
-  const std::uint32_t size_format = (content[0] >> 2) & 3;
-  if (type < 2) {
-    std::uint32_t header = 1;
-    std::uint64_t regenerated = content[0] >> 3;
-    if (size_format == 1) {
-      header = 2;
-      if (size < 2) return DecodeStatus::truncated;
-      regenerated = detail::le16(content) >> 4;
-    } else if (size_format == 3) {
-      header = 3;
-      if (size < 3) return DecodeStatus::truncated;
-      regenerated = detail::le24(content) >> 4;
-    }
-    if (regenerated > block_max) return DecodeStatus::corrupt;
-    const std::uint64_t stored = type == 0 ? regenerated : 1;
-    if (header + stored > size) return DecodeStatus::truncated;
-    job.literals_type = type == 0 ? portable::ZstdLiteralsType::raw : portable::ZstdLiteralsType::rle;
+  detail::LiteralsHeader section;
+  const DecodeStatus status = detail::read_literals_header(content, size, block_max, section);
+  if (status != DecodeStatus::ok) return status;
+  const std::uint32_t header = section.header;
+  if (section.type < 2) {
+    job.literals_type = section.type == 0 ? portable::ZstdLiteralsType::raw : portable::ZstdLiteralsType::rle;
     job.literals_src = base + header;
-    job.literal_size = static_cast<std::uint32_t>(regenerated);
-    used = header + stored;
+    job.literal_size = static_cast<std::uint32_t>(section.regenerated);
+    used = header + section.stored;
     return DecodeStatus::ok;
   }
-  std::uint32_t header = 3;
-  std::uint32_t field_bits = 10;
-  if (size_format >= 2) {
-    header = size_format == 2 ? 4 : 5;
-    field_bits = size_format == 2 ? 14 : 18;
-  }
-  if (size < header) return DecodeStatus::truncated;
-  std::uint64_t fields = 0;
-  for (std::uint32_t i = 0; i < header; ++i) fields |= static_cast<std::uint64_t>(content[i]) << (8 * i);
-  fields >>= 4;
-  const std::uint64_t mask = (std::uint64_t{1} << field_bits) - 1;
-  const std::uint64_t regenerated = fields & mask;
-  const std::uint64_t compressed = (fields >> field_bits) & mask;
-  const bool four_streams = size_format != 0;
-  if (regenerated > block_max) return DecodeStatus::corrupt;
-  if (header + compressed > size) return DecodeStatus::truncated;
-  if (four_streams && regenerated < 6) return DecodeStatus::corrupt;
+  const std::uint64_t regenerated = section.regenerated;
+  const std::uint64_t compressed = section.stored;
+  const bool four_streams = section.four_streams;
+  const std::uint32_t type = section.type;
   std::uint64_t body = header;
   std::uint64_t body_size = compressed;
   if (type == 2) {
