@@ -40,18 +40,14 @@
 #include "cuda/blosc_unshuffle_kernels.cuh"
 #include "cuda/lz4_decode_kernels.cuh"
 #include "cuda/lz4_warp_kernels.cuh"
+#include "kernel_timing.hpp"
 
 namespace {
 
 namespace portable = zarrdirect::codec::portable;
 namespace zc = zarrdirect::cuda;
 using Bytes = std::vector<std::uint8_t>;
-
-void check(cudaError_t status, const char* what) {
-  if (status == cudaSuccess) return;
-  std::fprintf(stderr, "lz4_kernel_bench: %s: %s\n", what, cudaGetErrorString(status));
-  std::exit(1);
-}
+using namespace kernel_timing;
 
 struct Options {
   std::uint64_t chunks = 512;
@@ -63,27 +59,6 @@ struct Options {
   std::uint64_t distinct = 16;
   std::vector<std::string> kinds{"lz4", "blosc", "blosc-bit", "blosc-64"};
 };
-
-template <typename T>
-T* device_copy(const std::vector<T>& host) {
-  void* p = nullptr;
-  check(cudaMalloc(&p, std::max<std::size_t>(host.size() * sizeof(T), 1)), "cudaMalloc");
-  if (!host.empty()) check(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
-  return static_cast<T*>(p);
-}
-
-std::uint8_t* device_bytes(std::size_t n) {
-  void* p = nullptr;
-  check(cudaMalloc(&p, std::max<std::size_t>(n, 1)), "cudaMalloc");
-  return static_cast<std::uint8_t*>(p);
-}
-
-template <typename T>
-std::vector<T> host_copy(const T* device, std::size_t n) {
-  std::vector<T> host(n);
-  if (n > 0) check(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy back");
-  return host;
-}
 
 // `distinct` chunks of edge^3 uint16 from the sample's signal, as bytes.
 std::vector<Bytes> sample_chunks(std::uint64_t edge, std::uint64_t distinct) {
@@ -116,33 +91,6 @@ Bytes blosc_frame(const Bytes& data, int shuffle) {
   }
   out.resize(static_cast<std::size_t>(n));
   return out;
-}
-
-// Median (and best) milliseconds of `repeat` timed runs of `launch`, after one untimed run.
-struct Timing {
-  double median_ms = 0;
-  double best_ms = 0;
-};
-Timing time_runs(int repeat, const std::function<void()>& launch) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  launch();
-  check(cudaDeviceSynchronize(), "warm-up run");
-  std::vector<double> ms;
-  for (int r = 0; r < repeat; ++r) {
-    check(cudaEventRecord(start, nullptr), "cudaEventRecord");
-    launch();
-    check(cudaEventRecord(stop, nullptr), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "kernel run");
-    float elapsed = 0;
-    check(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
-    ms.push_back(elapsed);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front()};
 }
 
 // The batch of one kind on the device, and the checks of its output.

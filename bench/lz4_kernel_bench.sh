@@ -5,7 +5,8 @@
 # bench/lz4_kernel_bench.cpp), e.g.
 #   bench/lz4_kernel_bench.sh                      (512 chunks of 128^3 uint16 per kind, one launch)
 #   bench/lz4_kernel_bench.sh --batch 8 --skip-old (launches of 8 chunks, as the read path's batches)
-# BUILD=dir picks another build folder.
+# BUILD=dir picks another build folder; TARGET=zstd_kernel_bench runs that benchmark instead
+# (bench/zstd_kernel_bench.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build-dev}
@@ -18,5 +19,6 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DZARRDIRECT_TESTS=OFF \
     -DZARRDIRECT_PYTHON=OFF "${deps[@]}" > /dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target lz4_kernel_bench > /dev/null
-"$build/bench/lz4_kernel_bench" "$@"
+target=${TARGET:-lz4_kernel_bench}
+cmake --build "$build" -j "$(nproc)" --target "$target" > /dev/null
+"$build/bench/$target" "$@"

@@ -29,55 +29,14 @@
 #include "cli/sample.hpp"
 #include "cuda/zstd_decode_kernels.cuh"
 #include "cuda/zstd_gpu_jobs.hpp"
+#include "kernel_timing.hpp"
 
 namespace {
 
 namespace portable = zarrdirect::codec::portable;
 namespace zc = zarrdirect::cuda;
 using Bytes = std::vector<std::uint8_t>;
-
-void check(cudaError_t status, const char* what) {
-  if (status == cudaSuccess) return;
-  std::fprintf(stderr, "zstd_kernel_bench: %s: %s\n", what, cudaGetErrorString(status));
-  std::exit(1);
-}
-
-template <typename T>
-T* device_copy(const std::vector<T>& host) {
-  void* p = nullptr;
-  check(cudaMalloc(&p, std::max<std::size_t>(host.size() * sizeof(T), 1)), "cudaMalloc");
-  if (!host.empty()) check(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
-  return static_cast<T*>(p);
-}
-
-void* device_bytes(std::size_t n) {
-  void* p = nullptr;
-  check(cudaMalloc(&p, std::max<std::size_t>(n, 1)), "cudaMalloc");
-  return p;
-}
-
-// Median milliseconds of `repeat` runs of `launch` (after one untimed run), by CUDA events.
-double median_ms(int repeat, const std::function<void()>& launch) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  launch();
-  check(cudaDeviceSynchronize(), "warm-up run");
-  std::vector<double> ms;
-  for (int r = 0; r < repeat; ++r) {
-    check(cudaEventRecord(start, nullptr), "cudaEventRecord");
-    launch();
-    check(cudaEventRecord(stop, nullptr), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "kernel run");
-    float elapsed = 0;
-    check(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
-    ms.push_back(elapsed);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using namespace kernel_timing;
 
 }  // namespace
 
@@ -133,23 +92,23 @@ int main(int argc, char** argv) {
   std::uint8_t* d_src = device_copy(src);
   portable::ZstdBlockJob* d_blocks = device_copy(jobs.blocks);
   portable::ZstdFrameJob* d_frames = device_copy(jobs.frames);
-  auto* d_dst = static_cast<std::uint8_t*>(device_bytes(chunks * chunk_bytes));
-  auto* d_scratch = static_cast<std::uint8_t*>(device_bytes(scratch_bytes));
-  auto* d_outcomes = static_cast<portable::DecodeOutcome*>(device_bytes(chunks * sizeof(portable::DecodeOutcome)));
+  std::uint8_t* d_dst = device_bytes(chunks * chunk_bytes);
+  std::uint8_t* d_scratch = device_bytes(scratch_bytes);
+  auto* d_outcomes = reinterpret_cast<portable::DecodeOutcome*>(device_bytes(chunks * sizeof(portable::DecodeOutcome)));
   const auto block_count = static_cast<std::uint32_t>(jobs.blocks.size());
   const auto frame_count = static_cast<std::uint32_t>(jobs.frames.size());
-  const double step_one = median_ms(repeat, [&] {
+  const double step_one = time_runs(repeat, [&] {
     check(zc::launch_zstd_block_slots(d_blocks, block_count, d_src, d_scratch, nullptr), "step one launch");
-  });
-  const double step_two = median_ms(repeat, [&] {
+  }).median_ms;
+  const double step_two = time_runs(repeat, [&] {
     check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr),
           "step two launch");
-  });
-  const double both = median_ms(repeat, [&] {
+  }).median_ms;
+  const double both = time_runs(repeat, [&] {
     check(zc::launch_zstd_decode(d_blocks, block_count, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes,
                                  nullptr),
           "decode launch");
-  });
+  }).median_ms;
   std::vector<portable::DecodeOutcome> outcomes(chunks);
   check(cudaMemcpy(outcomes.data(), d_outcomes, chunks * sizeof(portable::DecodeOutcome), cudaMemcpyDeviceToHost),
         "outcomes back");
