@@ -6,9 +6,11 @@
 # GPU memory with ZARRDIRECT_DECODE=gpu and =cpu (`zarrdirect bench --decode`), the uncompressed
 # array beside them. Median GB/s of --repeat runs after one warming read, of decoded bytes.
 #
-#   STAGINGS="256 1024" bench/decode_bench.sh [BUILD_DIR] [WORK_DIR] [SHAPE] [REPEAT]
-# STAGINGS: the staging budgets (ZARRDIRECT_STAGING_MB) the GPU decode runs under, one column each
-# (a GPU decode batch holds a quarter of it in stored bytes).
+#   SIDES="gpu share" STAGINGS="256 1024" bench/decode_bench.sh [BUILD_DIR] [WORK_DIR] [SHAPE] [REPEAT]
+# SIDES: the --decode settings that use the GPU (gpu: every chunk there; share: the GPU takes what
+# its batches have room for, the CPU the rest), default gpu. STAGINGS: the staging budgets
+# (ZARRDIRECT_STAGING_MB) they run under, a column each side and budget (a GPU decode batch holds
+# a quarter of it in stored bytes).
 set -euo pipefail
 build=${1:-build-dev}
 work=${2:-/tmp/zd-decode}
@@ -29,9 +31,12 @@ case " $arrays " in *" sharded-zstd-1-32 "*)
   [ -e "$work/sharded-zstd-1-32/zarr.json" ] ||
     "$z" convert "$work/raw" "$work/sharded-zstd-1-32" --codec zstd:1 --chunks 32,32,32 --shards 512,512,512 -q ;; esac
 stagings=${STAGINGS:-256}
+sides=${SIDES:-gpu}
 header="| array | stored GiB |"
 rule="|---|---:|"
-for mb in $stagings; do header+=" GPU decode, staging $mb MiB |"; rule+="---:|"; done
+for side in $sides; do
+  for mb in $stagings; do header+=" --decode $side, staging $mb MiB |"; rule+="---:|"; done
+done
 echo "$header CPU decode GB/s | best GPU / CPU |"
 echo "$rule---:|---:|"
 rate() {
@@ -43,10 +48,12 @@ for name in $arrays; do
   "$z" bench "$work/$name" --device cuda --repeat 1 > /dev/null  # warm
   row="| $name | $stored |"
   best=0
-  for mb in $stagings; do
-    gpu=$(ZARRDIRECT_STAGING_MB=$mb rate "$work/$name" gpu)
-    row+=" $gpu |"
-    best=$(python3 -c "print(max($best, $gpu))")
+  for side in $sides; do
+    for mb in $stagings; do
+      gpu=$(ZARRDIRECT_STAGING_MB=$mb rate "$work/$name" "$side")
+      row+=" $gpu |"
+      best=$(python3 -c "print(max($best, $gpu))")
+    done
   done
   cpu=$(rate "$work/$name" cpu)
   echo "$row $cpu | $(python3 -c "print(f'{$best / $cpu:.2f}x')") |"

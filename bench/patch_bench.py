@@ -17,7 +17,8 @@ Writes the test volumes with `zarrdirect sample` (uint16, a smooth signal plus n
                        gather, no host round trip (cuda only)
   zd_dataset           zarrdirect.torch.PatchDataset batches (--batch) with a dummy model step,
                        and zd_dataset_vs_read_many (its rate over read_many's of the same batch size),
-                       zd_dataset_vs_bound (its rate over the batch / max(read, model step) bound)
+                       zd_dataset_vs_bound (its rate over the batch / max(read, model step) bound);
+                       with several --model-matmuls, one set of columns each, suffixed _m<N>
   ts_sequential        tensorstore, one read after another (then to the device)
   ts_futures           tensorstore, every read issued at once as futures
   ts_futures_cache     the same with a --cache-gib cache pool, warm (filled by one whole read)
@@ -159,6 +160,15 @@ def bench_dataset(path, args, row):
     except ImportError:
         row["zd_dataset"] = "skipped (no torch)"
         return
+    # One run per model size: a step longer than a batch's read measures how well the reads hide
+    # behind it (the bound is then the step), a shorter one whether the GPU is fed at read_many's
+    # rate while the model runs (the bound is then the read).
+    for matmuls in args.model_matmuls:
+        suffix = "" if len(args.model_matmuls) == 1 else f"_m{matmuls}"
+        bench_dataset_with(path, args, row, torch, matmuls, suffix)
+
+
+def bench_dataset_with(path, args, row, torch, matmuls, suffix):
     import zarrdirect
     from zarrdirect.torch import PatchDataset
 
@@ -167,7 +177,7 @@ def bench_dataset(path, args, row):
 
     def model_step(batch):
         x = batch.to(device).float().reshape(-1, args.patch * args.patch)
-        for _ in range(args.model_matmuls):
+        for _ in range(matmuls):
             x = torch.tanh(x @ weight)
         loss = x.mean()
         if device.type == "cuda":
@@ -183,21 +193,22 @@ def bench_dataset(path, args, row):
     for batch in data:
         model_step(batch)
     seconds = time.perf_counter() - start
-    row["zd_dataset"] = rate(batches * args.batch, seconds)
+    rate_now = rate(batches * args.batch, seconds)
+    row[f"zd_dataset{suffix}"] = rate_now
     # The model step alone, and read_many of the same batch size alone, for the ratio.
     dummy = torch.zeros((args.batch,) + (args.patch,) * 3, dtype=torch.int32, device=device)
     step_seconds = timed(lambda: model_step(dummy), 3)
     arr = zarrdirect.open(path)
     regions = patch_regions(arr.shape, args.patch, args.batch, args.seed + 2)
     read_seconds = timed(lambda: arr.read_many(regions, device=args.device, stack=True), args.repeat)
-    row["model_step_ms"] = round(step_seconds * 1e3, 2)
-    row["zd_read_many_batch"] = rate(args.batch, read_seconds)
-    row["zd_dataset_vs_read_many"] = round(row["zd_dataset"] / row["zd_read_many_batch"], 3)
+    row[f"model_step_ms{suffix}"] = round(step_seconds * 1e3, 2)
+    row[f"zd_read_many_batch{suffix}"] = rate(args.batch, read_seconds)
+    row[f"zd_dataset_vs_read_many{suffix}"] = round(rate_now / row[f"zd_read_many_batch{suffix}"], 3)
     # A loader that hides its reads entirely behind the model runs at the slower of the two: one
     # batch per max(read, step). Its rate over that is how well the prefetching overlaps.
     bound = args.batch / max(read_seconds, step_seconds)
-    row["zd_dataset_bound"] = rate(args.batch, max(read_seconds, step_seconds))
-    row["zd_dataset_vs_bound"] = round(row["zd_dataset"] / bound, 3)
+    row[f"zd_dataset_bound{suffix}"] = rate(args.batch, max(read_seconds, step_seconds))
+    row[f"zd_dataset_vs_bound{suffix}"] = round(rate_now / bound, 3)
 
 
 def bench_tensorstore(path, regions, args, row):
@@ -256,7 +267,8 @@ def main() -> int:
     parser.add_argument("--patches", type=int, default=400)
     parser.add_argument("--batch", type=int, default=32, help="patches per PatchDataset batch")
     parser.add_argument("--prefetch", type=int, default=2)
-    parser.add_argument("--model-matmuls", type=int, default=4, help="size of the dummy model step")
+    parser.add_argument("--model-matmuls", type=int, nargs="+", default=[1, 4],
+                        help="sizes of the dummy model step, a dataset run each (4096^2 matmuls per step)")
     parser.add_argument("--cache-gib", type=float, default=8.0)
     parser.add_argument("--device-cache-gib", type=float, default=8.0, help="device cache (GPU memory)")
     parser.add_argument("--repeat", type=int, default=3)

@@ -55,12 +55,15 @@ IoEngine parse_io_engine(std::string_view text);
 
 // Where device reads decode compressed chunks (host reads always decode on the CPU).
 enum class DecodeSide {
-  automatic,  // per codec, from one table (engine/gpu_decode_route.cpp): the GPU where it measured faster
-  gpu,        // every chunk the GPU decoders take (blosc with lz4 blocks, numcodecs lz4); the others on the CPU
+  automatic,  // per codec, from one table (engine/gpu_decode_route.cpp): gpu, share or cpu, as measured fastest
+  gpu,        // every chunk the GPU decoders take (blosc with lz4 blocks, numcodecs lz4, zstd); the others on the CPU
   cpu,        // every chunk on the CPU, then uploaded decoded
+  share,      // both at once: the GPU takes a chunk when one of its batches has room now, and the reader's
+              // threads decode the others on the CPU instead of waiting for it (a GPU decoder slower
+              // than the cores still adds its rate to theirs)
 };
 std::string_view to_string(DecodeSide side);
-// "auto", "gpu" or "cpu"; anything else is Error(invalid_argument) naming the text.
+// "auto", "gpu", "cpu" or "share"; anything else is Error(invalid_argument) naming the text.
 DecodeSide parse_decode_side(std::string_view text);
 
 // Called from one thread at a time with the chunks done so far and the total; returning false

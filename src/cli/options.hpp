@@ -17,7 +17,7 @@ namespace zarrdirect::cli {
 DeviceSpec parse_device(const std::string& text);
 
 // The environment's settings (ZARRDIRECT_*) with the command line's on top.
-// `decode`: --decode's text (auto, gpu or cpu; empty: ZARRDIRECT_DECODE or the default).
+// `decode`: --decode's text (auto, gpu, cpu or share; empty: ZARRDIRECT_DECODE or the default).
 Settings settings_from(unsigned threads, const std::string& io_path, bool o_direct, const std::string& decode = {});
 
 // --region against the array's shape: NumPy syntax with "..." (zarrdirect/region.hpp). Any

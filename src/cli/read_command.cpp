@@ -47,9 +47,10 @@ Run add_read_command(CLI::App& app) {
       ->check(CLI::Range(1u, 1024u));
   sub->add_option("--io-path", options->io_path, "auto, gds or staged")->check(CLI::IsMember({"auto", "gds", "staged"}));
   sub->add_option("--decode", options->decode,
-                  "Where device reads decode compressed chunks: auto (per codec), gpu (blosc-lz4 and lz4 on the GPU) "
-                  "or cpu (default: ZARRDIRECT_DECODE, else auto)")
-      ->check(CLI::IsMember({"auto", "gpu", "cpu"}));
+                  "Where device reads decode compressed chunks: auto (per codec), gpu (blosc-lz4, lz4 and zstd on the "
+                  "GPU), cpu, or share (the GPU takes what its batches have room for, the CPU the rest) (default: "
+                  "ZARRDIRECT_DECODE, else auto)")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu", "share"}));
   sub->add_flag("--o-direct", options->o_direct, "Bypass the page cache");
   sub->add_flag("--quiet,-q", options->quiet, "No progress display");
   sub->add_option("--level", options->level, "Level of an OME-Zarr multiscale group (0: full resolution)")

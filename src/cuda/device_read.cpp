@@ -8,6 +8,7 @@
 //             uncompressed and unsharded: in compatibility mode cuFile itself bounces through
 //             host memory, and the staged path does the same with more parallelism.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -140,8 +141,13 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
   const GpuDecodeRoute route =
       gpu_decode_route_of_array(metadata.codecs, array.chain, array.sharding ? &array.sharding->inner_chain() : nullptr);
   ReadStats stats;
-  if (decode_on_gpu(settings.decode, route.codec, true)) {
-    cuda::GpuDecodeSink decoding(sink, route, options.slot_bytes, options);
+  // The region's decoded bytes (saturating: only compared with a threshold) for `auto`'s choice.
+  std::uint64_t read_bytes = metadata.dtype.size;
+  for (const auto& range : region)
+    read_bytes = range.size() > 0 && read_bytes > UINT64_MAX / range.size() ? UINT64_MAX : read_bytes * range.size();
+  const DecodeSide side = gpu_decode_side(settings.decode, route.codec, true, read_bytes);
+  if (side != DecodeSide::cpu) {
+    cuda::GpuDecodeSink decoding(sink, route, options.slot_bytes, options, side == DecodeSide::share);
     stats = run_read(array, region, decoding, settings);
   } else {
     stats = run_read(array, region, sink, settings);

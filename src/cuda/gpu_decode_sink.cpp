@@ -38,8 +38,8 @@ std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(
 }  // namespace
 
 GpuDecodeSink::GpuDecodeSink(DeviceSink& inner, const GpuDecodeRoute& route, std::size_t chunk_bytes,
-                             const DeviceSinkOptions& options)
-    : inner_(inner), route_(route), chunk_bytes_(chunk_bytes), options_(options) {
+                             const DeviceSinkOptions& options, bool share)
+    : inner_(inner), route_(route), share_(share), chunk_bytes_(chunk_bytes), options_(options) {
   if (route_.codec == GpuCodec::none || route_.stored_strides.size() > kMaxRank)
     throw Error(ErrorKind::invalid_argument, "GPU decode sink: the chain is not GPU-decodable");
   layout_.rank = route_.stored_strides.size();
@@ -102,10 +102,12 @@ GpuDecodeSink::Batch* GpuDecodeSink::open_batch_for(std::unique_lock<std::mutex>
     // Closed by a worker still copying its chunk in: that worker launches it. Woken, look at the
     // open batch again: another worker may have filled this one and moved on meanwhile.
     if (batch.closed && !failed_.load()) {
+      if (share_) return nullptr;
       launched_cv_.wait(lock);
       continue;
     }
     throw_if_failed();
+    if (share_ && !open_batch_free()) return nullptr;
     retire(batch);  // its last trip is done and checked before it is filled again
     throw_if_failed();
     // Pinned as far as the process's pool grants (pinned_policy.hpp), ordinary memory beyond.
@@ -126,10 +128,23 @@ GpuDecodeSink::Batch* GpuDecodeSink::open_batch_for(std::unique_lock<std::mutex>
   }
 }
 
+bool GpuDecodeSink::open_batch_free() const {
+  const Batch& batch = ring_[open_];
+  if (batch.closed) return false;
+  // A failed batch reports at its retirement, which the caller reaches by taking the batch.
+  return !batch.in_flight || cudaEventQuery(batch.done) != cudaErrorNotReady;
+}
+
 bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byte> stored, const ChunkBox& box,
                                  std::string_view where) {
   throw_if_failed();
   if (stored.size() > stored_capacity_) return false;
+  if (share_) {
+    // Before the listing: a chunk the ring has no room for now costs the host nothing here.
+    use_device(options_.device);
+    std::lock_guard lock(mutex_);
+    if (!open_batch_free()) return false;
+  }
   // Planned and listed on the worker, before the lock: a chunk refused here costs nothing on the
   // GPU, and the per-chunk host work runs on every worker at once.
   const GpuChunkPlan chunk_plan = plan_gpu_chunk(route_.codec, stored, chunk_bytes_);

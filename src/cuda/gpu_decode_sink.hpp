@@ -33,6 +33,12 @@
 // there. A frame that needs what the GPU decoder leaves to libzstd only once decoding has begun
 // (a 12-bit Huffman table) comes back `unsupported`; that chunk is decoded with libzstd when its
 // batch is retired and placed again (decode_on_host), so such frames are read, never refused.
+//
+// Shared decoding (DecodeSide::share): a worker whose chunk finds no room in the ring now -- the
+// open batch still on the GPU, or closed and waiting for another worker's copy -- decodes the
+// chunk on the CPU instead of waiting, so a GPU decoder slower than the cores adds its rate to
+// theirs rather than holding them back. Which chunks go where depends on timing; each is decoded
+// once, by one side, and the read's result is the same.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -60,9 +66,10 @@ namespace zarrdirect::cuda {
 class GpuDecodeSink final : public ChunkSink {
  public:
   // `inner` places what is not decoded here and must outlive this sink; `route` is the chain's
-  // (GpuCodec lz4 or blosc); `chunk_bytes` a decoded chunk's size (inner chunk when sharded).
+  // (GpuCodec lz4, blosc or zstd); `chunk_bytes` a decoded chunk's size (inner chunk when
+  // sharded); `share`: leave a chunk to the CPU rather than wait for room in the ring.
   GpuDecodeSink(DeviceSink& inner, const GpuDecodeRoute& route, std::size_t chunk_bytes,
-                const DeviceSinkOptions& options);
+                const DeviceSinkOptions& options, bool share = false);
   ~GpuDecodeSink() override;
   GpuDecodeSink(const GpuDecodeSink&) = delete;
   GpuDecodeSink& operator=(const GpuDecodeSink&) = delete;
@@ -137,9 +144,13 @@ class GpuDecodeSink final : public ChunkSink {
   };
   // Reserves room for a chunk (stored bytes, scratch, table bytes) in the open batch, closing
   // full batches and retiring those whose ring turn has come; nullptr when no batch could ever hold
-  // it. Called with the lock held (it may wait on `lock`).
+  // it, or (shared decoding) when none can hold it without waiting. Called with the lock held (it
+  // may wait on `lock`).
   Batch* open_batch_for(std::unique_lock<std::mutex>& lock, std::size_t stored, std::size_t scratch,
                         std::size_t table_bytes);
+  // Shared decoding: whether the open batch can take a chunk now (not closed, not on the GPU).
+  // Lock held.
+  bool open_batch_free() const;
   // Sends a batch to the GPU (lock held).
   void launch(Batch& batch);
   // `block` holds at least `bytes` (a power of two from 1 MiB, from the pool; a smaller one goes
@@ -156,6 +167,7 @@ class GpuDecodeSink final : public ChunkSink {
 
   DeviceSink& inner_;
   GpuDecodeRoute route_;
+  bool share_ = false;
   StoredLayout layout_;
   std::size_t chunk_bytes_;
   DeviceSinkOptions options_;

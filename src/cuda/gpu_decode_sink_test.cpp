@@ -248,14 +248,19 @@ void compare_cases(const std::vector<std::string>& names) {
         small.threads = 4;
         Settings per_chunk = gpu;  // fills and CPU fallbacks placed chunk by chunk
         per_chunk.device_batch = false;
+        Settings shared = small;  // the CPU takes what the small batches have no room for now
+        shared.decode = DecodeSide::share;
         for (const auto& [what, settings] : {std::pair{"gpu", gpu}, std::pair{"gpu, small batches", small},
-                                             std::pair{"gpu, per-chunk placement", per_chunk}}) {
+                                             std::pair{"gpu, per-chunk placement", per_chunk},
+                                             std::pair{"share, small batches", shared}}) {
           ReadStats stats;
           const auto got = device_read(c.array, region, shape, settings, &stats);
           const std::size_t at = first_difference(got, expected);
           EXPECT_EQ(at, SIZE_MAX) << what << ": first difference at byte " << at;
+          // The first chunk finds the ring empty, shared or not.
           EXPECT_GT(stats.chunks_decoded_gpu, 0u) << what;
           EXPECT_EQ(stats.chunks_decoded_gpu + stats.chunks_decoded_cpu + stats.chunks_missing, stats.chunks_total) << what;
+          if (settings.decode == DecodeSide::share) continue;  // how many the CPU took depends on timing
           if (c.mixed) {
             EXPECT_GT(stats.chunks_decoded_cpu, 0u) << what << ": blosclz and two-frame zstd chunks go to the CPU";
           } else {
@@ -320,6 +325,15 @@ TEST(GpuDecode, SixteenWorkersThroughARingOfSmallBatchesLoseNoChunk) {
     const auto got = device_read(array, region, destination, settings, &stats);
     EXPECT_EQ(first_difference(got, expected), SIZE_MAX) << "round " << round;
     EXPECT_EQ(stats.chunks_decoded_gpu, stats.chunks_total) << "round " << round;
+  }
+  // Shared: workers that find no room decode on the CPU; every chunk arrives once either way.
+  settings.decode = DecodeSide::share;
+  for (int round = 0; round < 3; ++round) {
+    ReadStats stats;
+    const auto got = device_read(array, region, destination, settings, &stats);
+    EXPECT_EQ(first_difference(got, expected), SIZE_MAX) << "shared, round " << round;
+    EXPECT_GT(stats.chunks_decoded_gpu, 0u) << "shared, round " << round;
+    EXPECT_EQ(stats.chunks_decoded_gpu + stats.chunks_decoded_cpu, stats.chunks_total) << "shared, round " << round;
   }
 }
 
@@ -390,8 +404,8 @@ TEST(GpuDecode, CorruptChunksFailNamingTheKey) {
     // Bytes no read writes: the padding (untouched by two host reads with different filler).
     const auto one = host_read(cases.front().array, region, padded, std::byte{0x11});
     const auto two = host_read(cases.front().array, region, padded, std::byte{0x22});
-    for (DecodeSide side : {DecodeSide::gpu, DecodeSide::cpu}) {
-      SCOPED_TRACE(side == DecodeSide::gpu ? "gpu" : "cpu");
+    for (DecodeSide side : {DecodeSide::gpu, DecodeSide::cpu, DecodeSide::share}) {
+      SCOPED_TRACE(std::string(to_string(side)));
       std::vector<std::byte> after;
       try {
         Settings settings = with_decode(side);

@@ -13,28 +13,28 @@ namespace zarrdirect {
 namespace {
 
 // One row per compressor with a GPU decoder. `wired`: the decoder is connected to the read
-// path. `automatic`: `auto` sends it to the GPU (measured faster there; adjust after measuring).
-// To wire zstd: set wired (and automatic once measured) here, and fill the zstd slot in
-// src/cuda/gpu_decode_sink.cpp.
+// path. `automatic`: where `auto` decodes it (gpu, share or cpu), as measured fastest; adjust
+// after measuring.
 struct GpuCodecRow {
   GpuCodec codec;
   const char* label;
   bool wired;
-  bool automatic;
+  DecodeSide automatic;
 };
 constexpr GpuCodecRow kGpuCodecTable[] = {
     // numcodecs lz4 is one LZ4 block per chunk, so a read gives a warp per chunk (tens at once):
     // 6.2-15.4 GB/s on the H100 against 24.6 on 16 cores (bench/decode_bench.sh, session 11).
-    {GpuCodec::lz4, "lz4", true, false},
+    {GpuCodec::lz4, "lz4", true, DecodeSide::cpu},
     // blosc frames give a warp per stream (thousands per batch): 39.9 GB/s against 24.8 on 16
     // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11).
-    {GpuCodec::blosc, "blosc-lz4", true, true},
+    {GpuCodec::blosc, "blosc-lz4", true, DecodeSide::gpu},
     // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): a thread per Huffman stream and
-    // per block's sequences, then a warp per frame (zstd_decode_kernels.cu). Wired for `gpu`, kept
-    // on the CPU by `auto`: reads gave 5.36 GB/s against 10.12 on 16 cores for 4 MiB frames, 7.80
-    // against 10.13 for 64 KiB frames (H100, session 13; the kernels alone 17.6 and 20.6 GB/s,
-    // but a batch costs the time of one slow stream thread whatever it holds).
-    {GpuCodec::zstd, "zstd", true, false},
+    // per block's sequences, then a warp per frame (zstd_decode_kernels.cu). Alone, reads through
+    // them gave 5.36 GB/s against 10.12 on 16 cores for 4 MiB frames, 7.80 against 10.13 for
+    // 64 KiB frames (H100, session 13: a batch costs the time of one slow stream thread whatever
+    // it holds). Listing a chunk costs the host a small part of decoding it, so sharing adds most
+    // of the GPU's rate to the cores'.
+    {GpuCodec::zstd, "zstd", true, DecodeSide::share},
 };
 
 const GpuCodecRow* row_of(GpuCodec codec) {
@@ -200,21 +200,25 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
   return plan;
 }
 
-bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present) {
+DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present, std::uint64_t read_bytes) {
   const GpuCodecRow* row = row_of(codec);
-  if (!device_present || !row || !row->wired) return false;
-  switch (side) {
-    case DecodeSide::cpu: return false;
-    case DecodeSide::gpu: return true;
-    case DecodeSide::automatic: return row->automatic;
-  }
-  return false;
+  if (!device_present || !row || !row->wired) return DecodeSide::cpu;
+  if (side != DecodeSide::automatic) return side;
+  if (row->automatic == DecodeSide::share && read_bytes < kAutoShareMinBytes) return DecodeSide::cpu;
+  return row->automatic;
+}
+
+bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present) {
+  return gpu_decode_side(side, codec, device_present) != DecodeSide::cpu;
 }
 
 std::vector<std::string> gpu_decoded_codecs(DecodeSide side) {
   std::vector<std::string> names;
-  for (const auto& row : kGpuCodecTable)
-    if (decode_on_gpu(side, row.codec, true)) names.emplace_back(row.label);
+  for (const auto& row : kGpuCodecTable) {
+    const DecodeSide where = gpu_decode_side(side, row.codec, true);
+    if (where == DecodeSide::gpu) names.emplace_back(row.label);
+    if (where == DecodeSide::share) names.emplace_back(fmt::format("{} (shared with the CPU)", row.label));
+  }
   return names;
 }
 

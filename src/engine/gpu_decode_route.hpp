@@ -65,8 +65,18 @@ struct GpuChunkPlan {
 };
 GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, std::uint64_t chunk_bytes);
 
-// The one table: whether a device read with `device_present` decodes chunks of `codec` on the
-// GPU under `side`. `gpu` takes every codec with a wired decoder; `auto` those measured faster.
+// The one table: where a device read of `read_bytes` (decoded) with `device_present` decodes
+// chunks of `codec` under `side`: DecodeSide::cpu, gpu or share, never automatic. `gpu` and
+// `share` take every codec with a wired decoder; `auto` gives each codec the side it measured
+// fastest on, and shares only reads of at least kAutoShareMinBytes.
+DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
+                           std::uint64_t read_bytes = UINT64_MAX);
+// A GPU decode batch takes tens of milliseconds whatever it holds (the zstd kernels: one slow
+// stream thread, docs/BENCHMARKS.md session 13), in which 16 cores decode about half a
+// gigabyte: `auto` shares reads several times that, where the batches' latency hides behind the
+// cores' work, and decodes smaller ones on the CPU alone.
+inline constexpr std::uint64_t kAutoShareMinBytes = std::uint64_t{1} << 30;
+// gpu_decode_side() is gpu or share: the read goes through the GPU decode sink.
 bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present);
 
 // The GPU-decoded codecs under `side` with a device present, for `info --system`.

@@ -108,19 +108,38 @@ TEST(GpuDecodeRoute, ShardedArraysRouteTheirInnerChain) {
 
 TEST(GpuDecodeRoute, PolicyTable) {
   for (GpuCodec codec : {GpuCodec::lz4, GpuCodec::blosc, GpuCodec::zstd}) {
+    EXPECT_EQ(gpu_decode_side(DecodeSide::gpu, codec, true), DecodeSide::gpu) << to_string(codec);
+    EXPECT_EQ(gpu_decode_side(DecodeSide::share, codec, true), DecodeSide::share) << to_string(codec);
+    EXPECT_EQ(gpu_decode_side(DecodeSide::cpu, codec, true), DecodeSide::cpu) << to_string(codec);
     EXPECT_TRUE(decode_on_gpu(DecodeSide::gpu, codec, true)) << to_string(codec);
-    // auto takes the GPU where its decoder measured faster (the table's `automatic`): blosc.
-    EXPECT_EQ(decode_on_gpu(DecodeSide::automatic, codec, true), codec == GpuCodec::blosc) << to_string(codec);
+    EXPECT_TRUE(decode_on_gpu(DecodeSide::share, codec, true)) << to_string(codec);
     EXPECT_FALSE(decode_on_gpu(DecodeSide::cpu, codec, true)) << to_string(codec);
-    for (DecodeSide side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu})
+    for (DecodeSide side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu, DecodeSide::share}) {
+      EXPECT_EQ(gpu_decode_side(side, codec, false), DecodeSide::cpu) << "no device";
       EXPECT_FALSE(decode_on_gpu(side, codec, false)) << "no device";
+    }
   }
-  for (DecodeSide side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu}) {
+  // auto takes the side each decoder measured fastest on (the table's `automatic`): blosc on
+  // the GPU, zstd shared, numcodecs lz4 on the CPU; never `automatic` itself.
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true), DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true), DecodeSide::share);
+  // ... for reads long enough to hide a batch's latency; smaller ones stay on the CPU, unless
+  // the setting asks for sharing (or the GPU) itself.
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes), DecodeSide::share);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes - 1), DecodeSide::cpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::share, GpuCodec::zstd, true, 1), DecodeSide::share);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::gpu, GpuCodec::zstd, true, 1), DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true, 1), DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::lz4, true), DecodeSide::cpu);
+  for (DecodeSide side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu, DecodeSide::share}) {
+    EXPECT_EQ(gpu_decode_side(side, GpuCodec::none, true), DecodeSide::cpu);
     EXPECT_FALSE(decode_on_gpu(side, GpuCodec::none, true));
   }
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::cpu), std::vector<std::string>{});
-  EXPECT_EQ(gpu_decoded_codecs(DecodeSide::automatic), std::vector<std::string>{"blosc-lz4"});
+  EXPECT_EQ(gpu_decoded_codecs(DecodeSide::automatic),
+            (std::vector<std::string>{"blosc-lz4", "zstd (shared with the CPU)"}));
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::gpu), (std::vector<std::string>{"lz4", "blosc-lz4", "zstd"}));
+  EXPECT_EQ(gpu_decoded_codecs(DecodeSide::share).size(), 3u);
 }
 
 TEST(GpuDecodeRoute, DescribesThePolicy) {

@@ -67,6 +67,7 @@ std::string_view to_string(DecodeSide side) {
     case DecodeSide::automatic: return "auto";
     case DecodeSide::gpu: return "gpu";
     case DecodeSide::cpu: return "cpu";
+    case DecodeSide::share: return "share";
   }
   return "auto";
 }
@@ -82,7 +83,8 @@ DecodeSide parse_decode_side(std::string_view text) {
   if (text == "auto") return DecodeSide::automatic;
   if (text == "gpu") return DecodeSide::gpu;
   if (text == "cpu") return DecodeSide::cpu;
-  throw Error(ErrorKind::invalid_argument, fmt::format("decode side \"{}\": expected auto, gpu or cpu", text));
+  if (text == "share") return DecodeSide::share;
+  throw Error(ErrorKind::invalid_argument, fmt::format("decode side \"{}\": expected auto, gpu, cpu or share", text));
 }
 
 Settings Settings::from_environment() {

@@ -97,7 +97,7 @@ TEST(Settings, IoEngineNamesAndEnvironment) {
 
 TEST(Settings, DecodeSideNamesAndEnvironment) {
   EXPECT_EQ(Settings{}.decode, DecodeSide::automatic);
-  for (auto side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu})
+  for (auto side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu, DecodeSide::share})
     EXPECT_EQ(parse_decode_side(to_string(side)), side);
   for (const char* bad : {"", "GPU", "nvcomp", "gpu "}) EXPECT_THROW(parse_decode_side(bad), Error) << bad;
   {
