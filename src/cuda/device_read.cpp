@@ -8,6 +8,7 @@
 //             uncompressed and unsharded: in compatibility mode cuFile itself bounces through
 //             host memory, and the staged path does the same with more parallelism.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -83,6 +84,15 @@ std::shared_ptr<void> allocate_device_memory(std::size_t nbytes, int& ordinal) {
   });
 }
 
+namespace {
+// Device reads running in the process now, for `auto`'s choice of decode side.
+std::atomic<unsigned> running_device_reads{0};
+struct RunningDeviceRead {
+  unsigned now = running_device_reads.fetch_add(1) + 1;  // this one included
+  ~RunningDeviceRead() { running_device_reads.fetch_sub(1); }
+};
+}  // namespace
+
 ReadStats read_to_device(const Array::Impl& array, const Region& region, const DestinationLayout& layout,
                          void* cuda_stream, const Settings& settings, int device_ordinal) {
   if (!cuda_available()) no_device("GPU read");
@@ -93,6 +103,7 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
       return stats;
     }
   }
+  const RunningDeviceRead running;
   const int device = destination_device(layout.data, device_ordinal);
   cuda::DeviceRestorer restore;
   cuda::use_device(device);
@@ -145,7 +156,7 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
   std::uint64_t read_bytes = metadata.dtype.size;
   for (const auto& range : region)
     read_bytes = range.size() > 0 && read_bytes > UINT64_MAX / range.size() ? UINT64_MAX : read_bytes * range.size();
-  const DecodeSide side = gpu_decode_side(settings.decode, route.codec, true, read_bytes);
+  const DecodeSide side = gpu_decode_side(settings.decode, route.codec, true, read_bytes, running.now);
   if (side != DecodeSide::cpu) {
     cuda::GpuDecodeSink decoding(sink, route, options.slot_bytes, options, side == DecodeSide::share);
     stats = run_read(array, region, decoding, settings);

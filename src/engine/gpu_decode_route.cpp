@@ -200,11 +200,13 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
   return plan;
 }
 
-DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present, std::uint64_t read_bytes) {
+DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present, std::uint64_t read_bytes,
+                           unsigned concurrent_reads) {
   const GpuCodecRow* row = row_of(codec);
   if (!device_present || !row || !row->wired) return DecodeSide::cpu;
   if (side != DecodeSide::automatic) return side;
-  if (row->automatic == DecodeSide::share && read_bytes < kAutoShareMinBytes) return DecodeSide::cpu;
+  if (row->automatic == DecodeSide::share && read_bytes < kAutoShareMinBytes)
+    return concurrent_reads >= kAutoGpuConcurrentReads ? DecodeSide::gpu : DecodeSide::cpu;
   return row->automatic;
 }
 

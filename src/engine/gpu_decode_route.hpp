@@ -68,14 +68,18 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
 // The one table: where a device read of `read_bytes` (decoded) with `device_present` decodes
 // chunks of `codec` under `side`: DecodeSide::cpu, gpu or share, never automatic. `gpu` and
 // `share` take every codec with a wired decoder; `auto` gives each codec the side it measured
-// fastest on, and shares only reads of at least kAutoShareMinBytes.
+// fastest on. For a codec `auto` shares, that holds for reads of at least kAutoShareMinBytes;
+// smaller ones go to the GPU alone while at least kAutoGpuConcurrentReads device reads run in
+// the process (`concurrent_reads`, this one included), and to the CPU otherwise.
 DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
-                           std::uint64_t read_bytes = UINT64_MAX);
+                           std::uint64_t read_bytes = UINT64_MAX, unsigned concurrent_reads = 1);
 // A GPU decode batch takes tens of milliseconds whatever it holds (the zstd kernels: one slow
 // stream thread, docs/BENCHMARKS.md session 13), in which 16 cores decode about half a
 // gigabyte: `auto` shares reads several times that, where the batches' latency hides behind the
-// cores' work, and decodes smaller ones on the CPU alone.
+// cores' work. Smaller reads hide it behind each other when many run at once (Dask's blocks:
+// 16 reads of one thread each; the GPU's batches then run side by side), and only then.
 inline constexpr std::uint64_t kAutoShareMinBytes = std::uint64_t{1} << 30;
+inline constexpr unsigned kAutoGpuConcurrentReads = 4;
 // gpu_decode_side() is gpu or share: the read goes through the GPU decode sink.
 bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present);
 

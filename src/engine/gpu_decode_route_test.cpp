@@ -127,6 +127,12 @@ TEST(GpuDecodeRoute, PolicyTable) {
   // the setting asks for sharing (or the GPU) itself.
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes), DecodeSide::share);
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes - 1), DecodeSide::cpu);
+  // ... and small reads among many at once (Dask's blocks) go to the GPU.
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, 1, kAutoGpuConcurrentReads), DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, 1, kAutoGpuConcurrentReads - 1),
+            DecodeSide::cpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes, 16), DecodeSide::share);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::cpu, GpuCodec::zstd, true, 1, 16), DecodeSide::cpu);
   EXPECT_EQ(gpu_decode_side(DecodeSide::share, GpuCodec::zstd, true, 1), DecodeSide::share);
   EXPECT_EQ(gpu_decode_side(DecodeSide::gpu, GpuCodec::zstd, true, 1), DecodeSide::gpu);
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true, 1), DecodeSide::gpu);
