@@ -52,9 +52,26 @@ ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t highbit(std::uint32_t value) {
   return bit;
 }
 
+// 8 little-endian bytes at any address inside a stream. On the GPU: the two aligned words they
+// straddle, joined by shifts (two loads where eight byte loads, each a separate memory transaction
+// per lane, made every refill cost a warp 256 transactions). Both words hold a byte of the
+// stream, so they lie inside its 8-byte aligned allocation; on the host, bytes outside the
+// stream are never touched.
+ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint64_t load_le64_inside(const std::uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  const auto* words = reinterpret_cast<const std::uint64_t*>(address & ~std::uintptr_t{7});
+  const std::uint32_t shift = static_cast<std::uint32_t>(address & 7) * 8;
+  const std::uint64_t low = words[0];
+  return shift == 0 ? low : (low >> shift) | (words[1] << (64 - shift));
+#else
+  return le64(p);
+#endif
+}
+
 // Up to 8 little-endian bytes from data + at, zeros where they would pass data + size.
 ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint64_t load_partial(const std::uint8_t* data, std::uint64_t size, std::uint64_t at) {
-  if (at + 8 <= size) return le64(data + at);
+  if (at + 8 <= size) return load_le64_inside(data + at);
   std::uint64_t value = 0;
   for (std::uint64_t i = 0; i < 8 && at + i < size; ++i) value |= static_cast<std::uint64_t>(data[at + i]) << (8 * i);
   return value;
@@ -137,6 +154,24 @@ struct BackwardBits {
     }
     const std::uint64_t word = window >> static_cast<std::uint32_t>(low - window_low);
     return static_cast<std::uint32_t>((word << shift) & ((std::uint64_t{1} << count) - 1));
+  }
+  // The window made to end at pos, for the peeks of peek_reloaded(): 57 bits or more below pos
+  // (zeros below the start); past the start, zeros only.
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE void reload() {
+    if (pos > 0) {
+      refill();
+    } else {
+      window = 0;
+      window_low = pos - 64;
+    }
+  }
+  // The next `count` (1 to 32) bits, without a check, when at most 57 bits were skipped since
+  // reload() (four Huffman codes of at most 11 bits): the window still holds them. The hot loop's
+  // read, without the branch peek() takes at every symbol (on the GPU, lanes taking it at
+  // different symbols ran the refill once per symbol for the warp).
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t peek_reloaded(std::uint32_t count) const {
+    const std::uint64_t word = window >> static_cast<std::uint32_t>(pos - static_cast<std::int64_t>(count) - window_low);
+    return static_cast<std::uint32_t>(word & ((std::uint64_t{1} << count) - 1));
   }
   ZD_HOST_DEVICE ZD_ZSTD_INLINE void skip(std::uint32_t count) { pos -= static_cast<std::int64_t>(count); }
   ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t read(std::uint32_t count) {

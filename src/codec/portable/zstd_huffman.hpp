@@ -156,12 +156,18 @@ ZD_HOST_DEVICE inline DecodeStatus huffman_decode_stream(const HuffmanTable& tab
     bits.skip(entry >> 8);
     if (bits.overrun()) return DecodeStatus::corrupt;
   }
-  for (; i + 8 <= count; i += 8) {
+  // Four codes of at most 11 bits between reloads (44 of the 57 bits a reload leaves), so the
+  // symbol reads take no branch, and every GPU lane reloads at the same step.
+  static_assert(4 * kHuffmanMaxBits <= 57, "four codes must fit in a reloaded window");
+  for (; max_bits > 0 && i + 8 <= count; i += 8) {
     std::uint64_t word = 0;
-    for (std::uint32_t k = 0; k < 8; ++k) {
-      const std::uint16_t entry = table.entries[bits.peek(max_bits)];
-      word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
-      bits.skip(entry >> 8);
+    for (std::uint32_t half = 0; half < 8; half += 4) {
+      bits.reload();
+      for (std::uint32_t k = half; k < half + 4; ++k) {
+        const std::uint16_t entry = table.entries[bits.peek_reloaded(max_bits)];
+        word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
+        bits.skip(entry >> 8);
+      }
     }
     if (bits.overrun()) return DecodeStatus::corrupt;  // past the start: zeros were read, nothing outside
     store_le64(out + i, word);
