@@ -100,6 +100,20 @@ int main(int argc, char** argv) {
   const double step_one = time_runs(repeat, [&] {
     check(zc::launch_zstd_block_slots(d_blocks, block_count, d_src, d_scratch, nullptr), "step one launch");
   }).median_ms;
+  const double literals = time_runs(repeat, [&] {
+    check(zc::launch_zstd_literals(d_blocks, block_count, d_src, d_scratch, nullptr), "literals launch");
+  }).median_ms;
+  const double sequences = time_runs(repeat, [&] {
+    check(zc::launch_zstd_sequences(d_blocks, block_count, d_src, d_scratch, nullptr), "sequences launch");
+  }).median_ms;
+  std::uint64_t literal_bytes = 0;
+  std::uint64_t sequence_count = 0;
+  std::uint64_t huffman_blocks = 0;
+  for (const auto& block : jobs.blocks) {
+    literal_bytes += block.literal_size;
+    sequence_count += block.sequence_count;
+    huffman_blocks += block.literals_type == portable::ZstdLiteralsType::huffman ? 1 : 0;
+  }
   const double step_two = time_runs(repeat, [&] {
     check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr),
           "step two launch");
@@ -146,5 +160,15 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(edge), static_cast<unsigned long long>(chunks), block_count,
               decoded / static_cast<double>(src.size()), step_one, decoded / (step_one * 1e6), step_two,
               decoded / (step_two * 1e6), both, decoded / (both * 1e6), cpu_best, decoded / (cpu_best * 1e6));
+  // Step one's two launches alone: where its time goes (literals per Huffman stream thread, or
+  // sequences per block thread).
+  std::printf("\n| literal bytes | Huffman blocks | sequences | literals kernel ms (MB/s a stream) | sequences kernel ms "
+              "(sequences/s a block thread) |\n|---:|---:|---:|---:|---:|\n");
+  const double streams = static_cast<double>(std::max<std::uint64_t>(1, huffman_blocks * 4));
+  const double blocks = static_cast<double>(std::max<std::uint32_t>(1, block_count));
+  std::printf("| %llu | %llu | %llu | %.3f (%.2f) | %.3f (%.0f) |\n", static_cast<unsigned long long>(literal_bytes),
+              static_cast<unsigned long long>(huffman_blocks), static_cast<unsigned long long>(sequence_count), literals,
+              static_cast<double>(literal_bytes) / streams / (literals * 1e3), sequences,
+              static_cast<double>(sequence_count) / blocks / (sequences * 1e-3));
   return 0;
 }

@@ -15,8 +15,9 @@ namespace portable = codec::portable;
 // so each symbol waited on device memory (measured: 0.7 MB/s a thread, H100, session 13).
 constexpr unsigned kBlocksPerCta = 8;
 constexpr unsigned kLiteralThreads = kBlocksPerCta * portable::kZstdSequenceSlot;  // 32
-// Step one, sequences: a thread per block, as many per block of threads.
-constexpr unsigned kSequenceThreads = 32;
+// Step one, sequences: a thread per block, each with its block's tables in shared memory (about
+// 5.6 KiB a thread: 8 threads keep a block of threads under the 48 KiB of static shared memory).
+constexpr unsigned kSequenceThreads = 8;
 // Step two: a few warps (frames) a block of threads.
 constexpr unsigned kFrameThreads = 128;
 constexpr unsigned kWarp = 32;
@@ -55,9 +56,10 @@ __global__ void __launch_bounds__(kLiteralThreads)
 __global__ void __launch_bounds__(kSequenceThreads)
     zstd_sequences_kernel(const portable::ZstdBlockJob* __restrict__ blocks, std::uint32_t block_count,
                           const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ scratch) {
+  __shared__ portable::zstd_detail::SequenceState states[kSequenceThreads];
   const std::uint64_t step = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t b = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < block_count; b += step)
-    portable::zstd_decode_sequence_slot(blocks[b], src, scratch);
+    portable::zstd_decode_sequence_slot(blocks[b], src, scratch, states[threadIdx.x]);
 }
 
 // A frame's copies split over the 32 lanes of a warp, which synchronizes after each (the next
@@ -93,15 +95,27 @@ __global__ void __launch_bounds__(kFrameThreads)
 
 }  // namespace
 
-cudaError_t launch_zstd_block_slots(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
-                                    const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream) {
+cudaError_t launch_zstd_literals(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
+                                 const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream) {
   if (block_count == 0) return cudaSuccess;
   zstd_literals_kernel<<<blocks_for(std::uint64_t{block_count} * portable::kZstdSequenceSlot, kLiteralThreads),
                          kLiteralThreads, 0, stream>>>(blocks, block_count, src, scratch);
-  if (cudaError_t status = cudaGetLastError(); status != cudaSuccess) return status;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_zstd_sequences(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
+                                  const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream) {
+  if (block_count == 0) return cudaSuccess;
   zstd_sequences_kernel<<<blocks_for(block_count, kSequenceThreads), kSequenceThreads, 0, stream>>>(blocks, block_count,
                                                                                                    src, scratch);
   return cudaGetLastError();
+}
+
+cudaError_t launch_zstd_block_slots(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
+                                    const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream) {
+  if (cudaError_t status = launch_zstd_literals(blocks, block_count, src, scratch, stream); status != cudaSuccess)
+    return status;
+  return launch_zstd_sequences(blocks, block_count, src, scratch, stream);
 }
 
 cudaError_t launch_zstd_execute(const portable::ZstdBlockJob* blocks, const portable::ZstdFrameJob* frames,

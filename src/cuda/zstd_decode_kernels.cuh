@@ -31,6 +31,11 @@ cudaError_t launch_zstd_decode(const codec::portable::ZstdBlockJob* blocks, std:
 
 // The two steps alone, as launch_zstd_decode runs them one after the other on `stream` (for
 // kernel-level timing: bench/zstd_kernel_bench.cpp).
+// Step one's two launches, for timing each alone (launch_zstd_block_slots runs both).
+cudaError_t launch_zstd_literals(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
+                                 const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream);
+cudaError_t launch_zstd_sequences(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
+                                  const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream);
 cudaError_t launch_zstd_block_slots(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
                                     const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream);
 cudaError_t launch_zstd_execute(const codec::portable::ZstdBlockJob* blocks,

@@ -169,11 +169,14 @@ ZD_HOST_DEVICE inline DecodeStatus decode_huffman_stream_slot(const ZstdBlockJob
 
 // The block's sequences: the three tables built from the descriptions the job names, then every
 // sequence's codes decoded into scratch (offsets are resolved by step two).
+// `state` holds the tables while they are used: the block's workspace, or (on the GPU) shared memory.
 ZD_HOST_DEVICE inline DecodeStatus decode_sequences_slot(const ZstdBlockJob& job, const std::uint8_t* src,
-                                                         std::uint8_t* scratch) {
+                                                         std::uint8_t* scratch, zstd_detail::SequenceState& state) {
   using namespace zstd_detail;
   if (job.sequence_count == 0) return DecodeStatus::ok;
-  auto& state = *reinterpret_cast<SequenceState*>(scratch + job.workspace + zstd_workspace::kSequenceState);
+  // Nothing is carried in `state` from another block (the listing resolved "repeat" tables to the
+  // description they repeat), and GPU shared memory starts with whatever was there.
+  state.literal_lengths.ready = state.match_lengths.ready = state.offsets.ready = false;
   fill_code_tables(state);
   std::uint64_t used = 0;
   // The format's order: literal lengths (kind 0), offsets (kind 2), match lengths (kind 1).
@@ -206,11 +209,20 @@ ZD_HOST_DEVICE inline DecodeStatus zstd_build_huffman_table(const ZstdBlockJob& 
 
 // Step one's sequence slot of a block: its status goes to the block's workspace, where step two
 // reads it.
+// `state` is where the block's sequence tables are built while its sequences are decoded: on the
+// GPU a thread's own part of shared memory (in the block's workspace in global memory, each
+// sequence's three table lookups missed the caches as the Huffman tables' did).
 ZD_HOST_DEVICE inline void zstd_decode_sequence_slot(const ZstdBlockJob& job, const std::uint8_t* src,
-                                                     std::uint8_t* scratch) {
+                                                     std::uint8_t* scratch, zstd_detail::SequenceState& state) {
   using namespace zstd_block_detail;
   if (job.type != ZstdBlockType::compressed) return;
-  slot_statuses(scratch, job)[kZstdSequenceSlot] = decode_sequences_slot(job, src, scratch);
+  slot_statuses(scratch, job)[kZstdSequenceSlot] = decode_sequences_slot(job, src, scratch, state);
+}
+// The same with the tables in the block's workspace (the host run).
+ZD_HOST_DEVICE inline void zstd_decode_sequence_slot(const ZstdBlockJob& job, const std::uint8_t* src,
+                                                     std::uint8_t* scratch) {
+  auto& state = *reinterpret_cast<zstd_detail::SequenceState*>(scratch + job.workspace + zstd_workspace::kSequenceState);
+  zstd_decode_sequence_slot(job, src, scratch, state);
 }
 
 // Step one's literal slots (0 to 3) of a block whose Huffman table (for Huffman literals) was
