@@ -221,6 +221,8 @@ ZD_HOST_DEVICE inline void zstd_decode_sequence_slot(const ZstdBlockJob& job, co
 // The same with the tables in the block's workspace (the host run).
 ZD_HOST_DEVICE inline void zstd_decode_sequence_slot(const ZstdBlockJob& job, const std::uint8_t* src,
                                                      std::uint8_t* scratch) {
+  // Only a compressed block has a workspace (a frame of raw blocks may have no scratch at all).
+  if (job.type != ZstdBlockType::compressed) return;
   auto& state = *reinterpret_cast<zstd_detail::SequenceState*>(scratch + job.workspace + zstd_workspace::kSequenceState);
   zstd_decode_sequence_slot(job, src, scratch, state);
 }

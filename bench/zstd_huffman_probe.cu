@@ -1,0 +1,154 @@
+// Where one GPU thread's time goes in a zstd Huffman literal stream (issue 18): clock64() around
+// building a block's table and decoding its first stream, with the stream read from global memory
+// and, again, from a copy in shared memory. One block of one 4 MiB zstd-1 frame of the sample,
+// one thread (latency, not throughput). Printed in cycles per decoded symbol.
+//
+//   build-dev/bench/zstd_huffman_probe [--edge E]
+#include <cuda_runtime_api.h>
+#include <zstd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "cli/sample.hpp"
+#include "codec/portable/zstd_block_decode.hpp"
+#include "cuda/zstd_gpu_jobs.hpp"
+
+namespace {
+
+namespace portable = zarrdirect::codec::portable;
+namespace detail = portable::zstd_detail;
+
+constexpr unsigned kStreamCopyBytes = 40 * 1024;
+
+// The hot loop written as libzstd's decoder keeps its bits: after each reload the next bit at the
+// top of a 64-bit word, a code the top max_bits bits, consumed by a left shift (two dependent
+// shifts and the lookup a symbol, where peek_reloaded() recomputes a shift from the position).
+__device__ int decode_left_aligned(const detail::HuffmanTable& table, const std::uint8_t* stream, std::uint64_t size,
+                                   std::uint8_t* out, std::uint64_t count) {
+  if (size == 0 || stream[size - 1] == 0) return 1;
+  std::int64_t pos = static_cast<std::int64_t>((size - 1) * 8 + detail::highbit(stream[size - 1]));
+  const std::uint32_t shift = 64 - table.max_bits;
+  std::uint64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    std::uint64_t word = 0;
+    for (std::uint32_t half = 0; half < 8; half += 4) {
+      const std::int64_t first = ((pos - 1) >> 3) - 7;
+      std::uint64_t window;
+      std::uint32_t above;
+      if (first >= 0) {
+        window = detail::load_le64_inside(stream + first);
+        above = static_cast<std::uint32_t>(first * 8 + 64 - pos);
+      } else {
+        window = detail::load_partial(stream, size, 0) << (8 * static_cast<std::uint32_t>(-first));
+        above = static_cast<std::uint32_t>(first * 8 + 64 - pos);
+      }
+      window <<= above;
+      for (std::uint32_t k = half; k < half + 4; ++k) {
+        const std::uint32_t entry = table.entries[window >> shift];
+        word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
+        const std::uint32_t length = entry >> 8;
+        window <<= length;
+        pos -= length;
+      }
+    }
+    if (pos < 0) return 2;
+    *reinterpret_cast<std::uint64_t*>(out + i) = word;
+  }
+  return 0;
+}
+
+__global__ void probe(const portable::ZstdBlockJob* job_ptr, const std::uint8_t* src, std::uint8_t* scratch,
+                      long long* cycles, int* statuses) {
+  __shared__ detail::HuffmanTable table;
+  __shared__ alignas(16) std::uint8_t stream_copy[kStreamCopyBytes];
+  if (threadIdx.x != 0) return;
+  const portable::ZstdBlockJob& job = *job_ptr;
+  long long t0 = clock64();
+  statuses[0] = static_cast<int>(portable::zstd_build_huffman_table(job, src, table));
+  long long t1 = clock64();
+  const std::uint64_t segment = (job.literal_size + 3) / 4;
+  statuses[1] = static_cast<int>(detail::huffman_decode_stream(table, src + job.literals_src, job.stream_sizes[0],
+                                                               scratch + job.literals, segment));
+  long long t2 = clock64();
+  const std::uint32_t size = job.stream_sizes[0] < kStreamCopyBytes ? job.stream_sizes[0] : kStreamCopyBytes;
+  for (std::uint32_t i = 0; i < size; ++i) stream_copy[i] = src[job.literals_src + i];
+  std::uint64_t reference_sum = 0;  // of the first decode's output, to check the left-aligned loop's
+  for (std::uint64_t i = 0; i + 8 <= segment; i += 8)
+    reference_sum = reference_sum * 31 + *reinterpret_cast<const std::uint64_t*>(scratch + job.literals + i);
+  long long t3 = clock64();
+  statuses[2] = static_cast<int>(detail::huffman_decode_stream(table, stream_copy, size, scratch + job.literals, segment));
+  long long t4 = clock64();
+  // The table copied to a global buffer (the scratch past the literals) and used from there.
+  detail::HuffmanTable* global_table = reinterpret_cast<detail::HuffmanTable*>(scratch + job.literals + 4 * segment + 64 -
+                                                                               (job.literals + 4 * segment) % 8);
+  *global_table = table;
+  long long t5 = clock64();
+  statuses[3] = static_cast<int>(detail::huffman_decode_stream(*global_table, src + job.literals_src, job.stream_sizes[0],
+                                                               scratch + job.literals, segment));
+  long long t6 = clock64();
+  long long t7 = clock64();
+  statuses[4] = decode_left_aligned(table, src + job.literals_src, job.stream_sizes[0], scratch + job.literals, segment);
+  long long t8 = clock64();
+  cycles[5] = t8 - t7;
+  std::uint64_t sum = 0;
+  for (std::uint64_t i = 0; i + 8 <= segment; i += 8)
+    sum = sum * 31 + *reinterpret_cast<const std::uint64_t*>(scratch + job.literals + i);
+  statuses[5] = sum == reference_sum ? 0 : 1;
+  cycles[0] = t1 - t0;
+  cycles[1] = t2 - t1;
+  cycles[2] = t4 - t3;
+  cycles[3] = t6 - t5;
+  cycles[4] = static_cast<long long>(segment);
+}
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "zstd_huffman_probe: %s: %s\n", what, cudaGetErrorString(status));
+    std::exit(1);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::uint64_t edge = 128;
+  if (argc == 3 && std::strcmp(argv[1], "--edge") == 0) edge = std::strtoull(argv[2], nullptr, 10);
+  const std::vector<std::uint16_t> volume = zarrdirect::cli::sample_volume(edge, edge, edge);
+  const std::size_t bytes = volume.size() * 2;
+  std::vector<std::uint8_t> frame(ZSTD_compressBound(bytes));
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), volume.data(), bytes, 1));
+  zarrdirect::cuda::ZstdGpuJobs jobs;
+  std::uint64_t scratch_bytes = 0;
+  if (zarrdirect::cuda::append_zstd_jobs(frame, 0, 0, bytes, scratch_bytes, jobs) != portable::DecodeStatus::ok) return 1;
+  const portable::ZstdBlockJob& job = jobs.blocks.front();
+  std::printf("block 0: literal bytes %u, streams %u, stream 0 %u bytes\n", job.literal_size, job.streams,
+              job.stream_sizes[0]);
+  std::uint8_t *d_src, *d_scratch;
+  portable::ZstdBlockJob* d_job;
+  long long* d_cycles;
+  int* d_statuses;
+  check(cudaMalloc(&d_src, frame.size() + 64), "malloc");
+  check(cudaMalloc(&d_scratch, scratch_bytes + 8192), "malloc");
+  check(cudaMalloc(&d_job, sizeof(job)), "malloc");
+  check(cudaMalloc(&d_cycles, 8 * sizeof(long long)), "malloc");
+  check(cudaMalloc(&d_statuses, 8 * sizeof(int)), "malloc");
+  check(cudaMemcpy(d_src, frame.data(), frame.size(), cudaMemcpyHostToDevice), "copy");
+  check(cudaMemcpy(d_job, &job, sizeof(job), cudaMemcpyHostToDevice), "copy");
+  for (int run = 0; run < 3; ++run) {
+    probe<<<1, 32>>>(d_job, d_src, d_scratch, d_cycles, d_statuses);
+    check(cudaDeviceSynchronize(), "probe");
+    long long cycles[8];
+    int statuses[8];
+    check(cudaMemcpy(cycles, d_cycles, sizeof(cycles), cudaMemcpyDeviceToHost), "back");
+    check(cudaMemcpy(statuses, d_statuses, sizeof(statuses), cudaMemcpyDeviceToHost), "back");
+    const double symbols = static_cast<double>(cycles[4]);
+    std::printf("run %d: table %lld cycles; stream (%lld symbols) from global %.1f cycles/symbol, from shared %.1f, "
+                "table in global %.1f, left-aligned loop %.1f; statuses %d %d %d %d %d, same output %s\n",
+                run, cycles[0], cycles[4], cycles[1] / symbols, cycles[2] / symbols, cycles[3] / symbols,
+                cycles[5] / symbols, statuses[0], statuses[1], statuses[2], statuses[3], statuses[4], statuses[5] == 0 ? "yes" : "NO");
+  }
+  return 0;
+}
