@@ -23,43 +23,6 @@ namespace detail = portable::zstd_detail;
 
 constexpr unsigned kStreamCopyBytes = 40 * 1024;
 
-// The hot loop written as libzstd's decoder keeps its bits: after each reload the next bit at the
-// top of a 64-bit word, a code the top max_bits bits, consumed by a left shift (two dependent
-// shifts and the lookup a symbol, where peek_reloaded() recomputes a shift from the position).
-__device__ int decode_left_aligned(const detail::HuffmanTable& table, const std::uint8_t* stream, std::uint64_t size,
-                                   std::uint8_t* out, std::uint64_t count) {
-  if (size == 0 || stream[size - 1] == 0) return 1;
-  std::int64_t pos = static_cast<std::int64_t>((size - 1) * 8 + detail::highbit(stream[size - 1]));
-  const std::uint32_t shift = 64 - table.max_bits;
-  std::uint64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    std::uint64_t word = 0;
-    for (std::uint32_t half = 0; half < 8; half += 4) {
-      const std::int64_t first = ((pos - 1) >> 3) - 7;
-      std::uint64_t window;
-      std::uint32_t above;
-      if (first >= 0) {
-        window = detail::load_le64_inside(stream + first);
-        above = static_cast<std::uint32_t>(first * 8 + 64 - pos);
-      } else {
-        window = detail::load_partial(stream, size, 0) << (8 * static_cast<std::uint32_t>(-first));
-        above = static_cast<std::uint32_t>(first * 8 + 64 - pos);
-      }
-      window <<= above;
-      for (std::uint32_t k = half; k < half + 4; ++k) {
-        const std::uint32_t entry = table.entries[window >> shift];
-        word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
-        const std::uint32_t length = entry >> 8;
-        window <<= length;
-        pos -= length;
-      }
-    }
-    if (pos < 0) return 2;
-    *reinterpret_cast<std::uint64_t*>(out + i) = word;
-  }
-  return 0;
-}
-
 __global__ void probe(const portable::ZstdBlockJob* job_ptr, const std::uint8_t* src, std::uint8_t* scratch,
                       long long* cycles, int* statuses) {
   __shared__ detail::HuffmanTable table;
@@ -75,9 +38,6 @@ __global__ void probe(const portable::ZstdBlockJob* job_ptr, const std::uint8_t*
   long long t2 = clock64();
   const std::uint32_t size = job.stream_sizes[0] < kStreamCopyBytes ? job.stream_sizes[0] : kStreamCopyBytes;
   for (std::uint32_t i = 0; i < size; ++i) stream_copy[i] = src[job.literals_src + i];
-  std::uint64_t reference_sum = 0;  // of the first decode's output, to check the left-aligned loop's
-  for (std::uint64_t i = 0; i + 8 <= segment; i += 8)
-    reference_sum = reference_sum * 31 + *reinterpret_cast<const std::uint64_t*>(scratch + job.literals + i);
   long long t3 = clock64();
   statuses[2] = static_cast<int>(detail::huffman_decode_stream(table, stream_copy, size, scratch + job.literals, segment));
   long long t4 = clock64();
@@ -89,14 +49,6 @@ __global__ void probe(const portable::ZstdBlockJob* job_ptr, const std::uint8_t*
   statuses[3] = static_cast<int>(detail::huffman_decode_stream(*global_table, src + job.literals_src, job.stream_sizes[0],
                                                                scratch + job.literals, segment));
   long long t6 = clock64();
-  long long t7 = clock64();
-  statuses[4] = decode_left_aligned(table, src + job.literals_src, job.stream_sizes[0], scratch + job.literals, segment);
-  long long t8 = clock64();
-  cycles[5] = t8 - t7;
-  std::uint64_t sum = 0;
-  for (std::uint64_t i = 0; i + 8 <= segment; i += 8)
-    sum = sum * 31 + *reinterpret_cast<const std::uint64_t*>(scratch + job.literals + i);
-  statuses[5] = sum == reference_sum ? 0 : 1;
   cycles[0] = t1 - t0;
   cycles[1] = t2 - t1;
   cycles[2] = t4 - t3;
@@ -146,9 +98,9 @@ int main(int argc, char** argv) {
     check(cudaMemcpy(statuses, d_statuses, sizeof(statuses), cudaMemcpyDeviceToHost), "back");
     const double symbols = static_cast<double>(cycles[4]);
     std::printf("run %d: table %lld cycles; stream (%lld symbols) from global %.1f cycles/symbol, from shared %.1f, "
-                "table in global %.1f, left-aligned loop %.1f; statuses %d %d %d %d %d, same output %s\n",
-                run, cycles[0], cycles[4], cycles[1] / symbols, cycles[2] / symbols, cycles[3] / symbols,
-                cycles[5] / symbols, statuses[0], statuses[1], statuses[2], statuses[3], statuses[4], statuses[5] == 0 ? "yes" : "NO");
+                "table in global %.1f; statuses %d %d %d %d\n",
+                run, cycles[0], cycles[4], cycles[1] / symbols, cycles[2] / symbols, cycles[3] / symbols, statuses[0],
+                statuses[1], statuses[2], statuses[3]);
   }
   return 0;
 }

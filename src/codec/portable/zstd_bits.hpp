@@ -155,8 +155,8 @@ struct BackwardBits {
     const std::uint64_t word = window >> static_cast<std::uint32_t>(low - window_low);
     return static_cast<std::uint32_t>((word << shift) & ((std::uint64_t{1} << count) - 1));
   }
-  // The window made to end at pos, for the peeks of peek_reloaded(): 57 bits or more below pos
-  // (zeros below the start); past the start, zeros only.
+  // The window made to end at pos: 57 bits or more below pos (zeros below the start); past the
+  // start, zeros only.
   ZD_HOST_DEVICE ZD_ZSTD_INLINE void reload() {
     if (pos > 0) {
       refill();
@@ -165,13 +165,11 @@ struct BackwardBits {
       window_low = pos - 64;
     }
   }
-  // The next `count` (1 to 32) bits, without a check, when at most 57 bits were skipped since
-  // reload() (four Huffman codes of at most 11 bits): the window still holds them. The hot loop's
-  // read, without the branch peek() takes at every symbol (on the GPU, lanes taking it at
-  // different symbols ran the refill once per symbol for the warp).
-  ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t peek_reloaded(std::uint32_t count) const {
-    const std::uint64_t word = window >> static_cast<std::uint32_t>(pos - static_cast<std::int64_t>(count) - window_low);
-    return static_cast<std::uint32_t>(word & ((std::uint64_t{1} << count) - 1));
+  // The stream's next bits from the top down, bit pos - 1 as bit 63: at least 57 valid bits (zeros
+  // below the start; past the start, zeros only). Leaves the reader's position as it was.
+  ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint64_t left_aligned() {
+    reload();
+    return window << static_cast<std::uint32_t>(window_low + 64 - pos);
   }
   ZD_HOST_DEVICE ZD_ZSTD_INLINE void skip(std::uint32_t count) { pos -= static_cast<std::int64_t>(count); }
   ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t read(std::uint32_t count) {

@@ -157,17 +157,24 @@ ZD_HOST_DEVICE inline DecodeStatus huffman_decode_stream(const HuffmanTable& tab
     if (bits.overrun()) return DecodeStatus::corrupt;
   }
   // Four codes of at most 11 bits between reloads (44 of the 57 bits a reload leaves), so the
-  // symbol reads take no branch, and every GPU lane reloads at the same step.
+  // symbol reads take no branch, and every GPU lane reloads at the same step. After a reload the
+  // next bit is the window's top bit: a code is the top max_bits bits, consumed by a left shift
+  // (a symbol costs two shifts and the lookup; recomputing a shift from the position each time
+  // made a longer chain of 64-bit arithmetic, which a GPU thread runs without overlap).
   static_assert(4 * kHuffmanMaxBits <= 57, "four codes must fit in a reloaded window");
+  const std::uint32_t code_shift = 64 - max_bits;
   for (; max_bits > 0 && i + 8 <= count; i += 8) {
     std::uint64_t word = 0;
     for (std::uint32_t half = 0; half < 8; half += 4) {
-      bits.reload();
+      std::uint64_t window = bits.left_aligned();
+      std::uint32_t consumed = 0;
       for (std::uint32_t k = half; k < half + 4; ++k) {
-        const std::uint16_t entry = table.entries[bits.peek_reloaded(max_bits)];
+        const std::uint16_t entry = table.entries[window >> code_shift];
         word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
-        bits.skip(entry >> 8);
+        window <<= entry >> 8;
+        consumed += entry >> 8;
       }
+      bits.skip(consumed);
     }
     if (bits.overrun()) return DecodeStatus::corrupt;  // past the start: zeros were read, nothing outside
     store_le64(out + i, word);
