@@ -56,6 +56,41 @@ __global__ void probe(const portable::ZstdBlockJob* job_ptr, const std::uint8_t*
   cycles[4] = static_cast<long long>(segment);
 }
 
+// The literal kernel's shape taken apart: which lanes of one warp decode what, each lane's cycles.
+// mode 0: lane 0 alone (block 0, stream 0); 1: four lanes, block 0's four streams; 2: eight lanes,
+// stream 0 of blocks 0-7 (eight tables); 3: 32 lanes, block lane / 4, stream lane % 4 (the kernel);
+// 4: 32 lanes all decoding block 0's stream 0 (same control flow and addresses).
+__global__ void lanes_probe(const portable::ZstdBlockJob* jobs, const std::uint8_t* src, std::uint8_t* scratch,
+                            long long* cycles, int mode) {
+  __shared__ detail::HuffmanTable tables[8];
+  const unsigned lane = threadIdx.x;
+  unsigned block = 0, stream = 0;
+  bool active = false;
+  switch (mode) {
+    case 0: active = lane == 0; break;
+    case 1: active = lane < 4; stream = lane; break;
+    case 2: active = lane < 8; block = lane; break;
+    case 3: active = true; block = lane / 4; stream = lane % 4; break;
+    default: active = true; break;
+  }
+  const bool builds = active && stream == 0 && (mode != 4 || lane == 0);
+  long long t0 = clock64();
+  if (builds) portable::zstd_build_huffman_table(jobs[block], src, tables[block]);
+  __syncthreads();
+  long long t1 = clock64();
+  if (active) {
+    const portable::ZstdBlockJob& job = jobs[block];
+    std::uint64_t at = job.literals_src;
+    for (unsigned i = 0; i < stream; ++i) at += job.stream_sizes[i];
+    const std::uint64_t segment = (job.literal_size + 3) / 4;
+    detail::huffman_decode_stream(tables[block], src + at, job.stream_sizes[stream],
+                                  scratch + job.literals + stream * segment, segment);
+  }
+  long long t2 = clock64();
+  cycles[2 * lane] = t1 - t0;
+  cycles[2 * lane + 1] = active ? t2 - t1 : 0;
+}
+
 void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
     std::fprintf(stderr, "zstd_huffman_probe: %s: %s\n", what, cudaGetErrorString(status));
@@ -101,6 +136,26 @@ int main(int argc, char** argv) {
                 "table in global %.1f; statuses %d %d %d %d\n",
                 run, cycles[0], cycles[4], cycles[1] / symbols, cycles[2] / symbols, cycles[3] / symbols, statuses[0],
                 statuses[1], statuses[2], statuses[3]);
+  }
+  portable::ZstdBlockJob* d_jobs;
+  long long* d_lane_cycles;
+  check(cudaMalloc(&d_jobs, jobs.blocks.size() * sizeof(job)), "malloc");
+  check(cudaMalloc(&d_lane_cycles, 64 * sizeof(long long)), "malloc");
+  check(cudaMemcpy(d_jobs, jobs.blocks.data(), jobs.blocks.size() * sizeof(job), cudaMemcpyHostToDevice), "copy");
+  const char* names[] = {"lane 0 alone", "4 lanes, one block's streams", "8 lanes, stream 0 of 8 blocks",
+                         "32 lanes as the kernel", "32 lanes, one stream"};
+  const double symbols = static_cast<double>((job.literal_size + 3) / 4);
+  for (int mode = 0; mode < 5 && jobs.blocks.size() >= 8; ++mode) {
+    for (int run = 0; run < 2; ++run) {
+      lanes_probe<<<1, 32>>>(d_jobs, d_src, d_scratch, d_lane_cycles, mode);
+      check(cudaDeviceSynchronize(), "lanes probe");
+    }
+    long long lane_cycles[64];
+    check(cudaMemcpy(lane_cycles, d_lane_cycles, sizeof(lane_cycles), cudaMemcpyDeviceToHost), "back");
+    long long decode = 0;
+    for (int lane = 0; lane < 32; ++lane) decode = lane_cycles[2 * lane + 1] > decode ? lane_cycles[2 * lane + 1] : decode;
+    std::printf("%s: tables %lld cycles, decode %.1f cycles/symbol (slowest lane)\n", names[mode], lane_cycles[0],
+                static_cast<double>(decode) / symbols);
   }
   return 0;
 }
