@@ -29,9 +29,9 @@ cudaError_t launch_zstd_decode(const codec::portable::ZstdBlockJob* blocks, std:
                                const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
                                codec::portable::DecodeOutcome* outcomes, cudaStream_t stream);
 
-// The two steps alone, as launch_zstd_decode runs them one after the other on `stream` (for
-// kernel-level timing: bench/zstd_kernel_bench.cpp).
-// Step one's two launches, for timing each alone (launch_zstd_block_slots runs both).
+// The steps alone, as launch_zstd_decode runs them one after the other on `stream` (for
+// kernel-level timing: bench/zstd_kernel_bench.cpp): step one's two launches each alone
+// (literals, sequences), both of them (launch_zstd_block_slots), and step two.
 cudaError_t launch_zstd_literals(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
                                  const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream);
 cudaError_t launch_zstd_sequences(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
