@@ -15,11 +15,13 @@
 #include "cli/sample.hpp"
 #include "codec/portable/zstd_block_decode.hpp"
 #include "cuda/zstd_gpu_jobs.hpp"
+#include "kernel_timing.hpp"
 
 namespace {
 
 namespace portable = zarrdirect::codec::portable;
 namespace detail = portable::zstd_detail;
+using namespace kernel_timing;
 
 constexpr unsigned kStreamCopyBytes = 40 * 1024;
 
@@ -91,13 +93,6 @@ __global__ void lanes_probe(const portable::ZstdBlockJob* jobs, const std::uint8
   cycles[2 * lane + 1] = active ? t2 - t1 : 0;
 }
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "zstd_huffman_probe: %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -113,35 +108,25 @@ int main(int argc, char** argv) {
   const portable::ZstdBlockJob& job = jobs.blocks.front();
   std::printf("block 0: literal bytes %u, streams %u, stream 0 %u bytes\n", job.literal_size, job.streams,
               job.stream_sizes[0]);
-  std::uint8_t *d_src, *d_scratch;
-  portable::ZstdBlockJob* d_job;
-  long long* d_cycles;
-  int* d_statuses;
-  check(cudaMalloc(&d_src, frame.size() + 64), "malloc");
-  check(cudaMalloc(&d_scratch, scratch_bytes + 8192), "malloc");
-  check(cudaMalloc(&d_job, sizeof(job)), "malloc");
-  check(cudaMalloc(&d_cycles, 8 * sizeof(long long)), "malloc");
-  check(cudaMalloc(&d_statuses, 8 * sizeof(int)), "malloc");
-  check(cudaMemcpy(d_src, frame.data(), frame.size(), cudaMemcpyHostToDevice), "copy");
-  check(cudaMemcpy(d_job, &job, sizeof(job), cudaMemcpyHostToDevice), "copy");
+  frame.resize(frame.size() + 64, 0);  // room for the aligned 8-byte loads at the stream's end
+  std::uint8_t* d_src = device_copy(frame);
+  std::uint8_t* d_scratch = device_bytes(scratch_bytes + 8192);  // and a table copy past the literals
+  portable::ZstdBlockJob* d_job = device_copy(std::vector<portable::ZstdBlockJob>{job});
+  auto* d_cycles = reinterpret_cast<long long*>(device_bytes(8 * sizeof(long long)));
+  auto* d_statuses = reinterpret_cast<int*>(device_bytes(8 * sizeof(int)));
   for (int run = 0; run < 3; ++run) {
     probe<<<1, 32>>>(d_job, d_src, d_scratch, d_cycles, d_statuses);
     check(cudaDeviceSynchronize(), "probe");
-    long long cycles[8];
-    int statuses[8];
-    check(cudaMemcpy(cycles, d_cycles, sizeof(cycles), cudaMemcpyDeviceToHost), "back");
-    check(cudaMemcpy(statuses, d_statuses, sizeof(statuses), cudaMemcpyDeviceToHost), "back");
+    const std::vector<long long> cycles = host_copy(d_cycles, 8);
+    const std::vector<int> statuses = host_copy(d_statuses, 8);
     const double symbols = static_cast<double>(cycles[4]);
     std::printf("run %d: table %lld cycles; stream (%lld symbols) from global %.1f cycles/symbol, from shared %.1f, "
                 "table in global %.1f; statuses %d %d %d %d\n",
                 run, cycles[0], cycles[4], cycles[1] / symbols, cycles[2] / symbols, cycles[3] / symbols, statuses[0],
                 statuses[1], statuses[2], statuses[3]);
   }
-  portable::ZstdBlockJob* d_jobs;
-  long long* d_lane_cycles;
-  check(cudaMalloc(&d_jobs, jobs.blocks.size() * sizeof(job)), "malloc");
-  check(cudaMalloc(&d_lane_cycles, 64 * sizeof(long long)), "malloc");
-  check(cudaMemcpy(d_jobs, jobs.blocks.data(), jobs.blocks.size() * sizeof(job), cudaMemcpyHostToDevice), "copy");
+  portable::ZstdBlockJob* d_jobs = device_copy(jobs.blocks);
+  auto* d_lane_cycles = reinterpret_cast<long long*>(device_bytes(64 * sizeof(long long)));
   const char* names[] = {"lane 0 alone", "4 lanes, one block's streams", "8 lanes, stream 0 of 8 blocks",
                          "32 lanes as the kernel", "32 lanes, one stream"};
   const double symbols = static_cast<double>((job.literal_size + 3) / 4);
@@ -150,8 +135,7 @@ int main(int argc, char** argv) {
       lanes_probe<<<1, 32>>>(d_jobs, d_src, d_scratch, d_lane_cycles, mode);
       check(cudaDeviceSynchronize(), "lanes probe");
     }
-    long long lane_cycles[64];
-    check(cudaMemcpy(lane_cycles, d_lane_cycles, sizeof(lane_cycles), cudaMemcpyDeviceToHost), "back");
+    const std::vector<long long> lane_cycles = host_copy(d_lane_cycles, 64);
     long long decode = 0;
     for (int lane = 0; lane < 32; ++lane) decode = lane_cycles[2 * lane + 1] > decode ? lane_cycles[2 * lane + 1] : decode;
     std::printf("%s: tables %lld cycles, decode %.1f cycles/symbol (slowest lane)\n", names[mode], lane_cycles[0],
