@@ -80,14 +80,7 @@ __global__ void lanes_probe(const portable::ZstdBlockJob* jobs, const std::uint8
   if (builds) portable::zstd_build_huffman_table(jobs[block], src, tables[block]);
   __syncthreads();
   long long t1 = clock64();
-  if (active) {
-    const portable::ZstdBlockJob& job = jobs[block];
-    std::uint64_t at = job.literals_src;
-    for (unsigned i = 0; i < stream; ++i) at += job.stream_sizes[i];
-    const std::uint64_t segment = (job.literal_size + 3) / 4;
-    detail::huffman_decode_stream(tables[block], src + at, job.stream_sizes[stream],
-                                  scratch + job.literals + stream * segment, segment);
-  }
+  if (active) portable::zstd_block_detail::decode_huffman_stream_slot(jobs[block], stream, tables[block], src, scratch);
   long long t2 = clock64();
   cycles[2 * lane] = t1 - t0;
   cycles[2 * lane + 1] = active ? t2 - t1 : 0;
