@@ -63,7 +63,7 @@ __global__ void probe(const portable::ZstdBlockJob* job_ptr, const std::uint8_t*
 // stream 0 of blocks 0-7 (eight tables); 3: 32 lanes, block lane / 4, stream lane % 4 (the kernel);
 // 4: 32 lanes all decoding block 0's stream 0 (same control flow and addresses).
 __global__ void lanes_probe(const portable::ZstdBlockJob* jobs, const std::uint8_t* src, std::uint8_t* scratch,
-                            long long* cycles, int mode) {
+                            long long* cycles, long long* finish, int mode) {
   __shared__ detail::HuffmanTable tables[8];
   const unsigned lane = threadIdx.x;
   unsigned block = 0, stream = 0;
@@ -84,6 +84,59 @@ __global__ void lanes_probe(const portable::ZstdBlockJob* jobs, const std::uint8
   long long t2 = clock64();
   cycles[2 * lane] = t1 - t0;
   cycles[2 * lane + 1] = active ? t2 - t1 : 0;
+  finish[lane] = active ? t2 : 0;  // lanes that run apart finish apart
+}
+
+// The kernel's layout (mode 3) with the stream loop written here, every lane running the same
+// number of rounds with a __syncwarp() after each: if the warp's lanes drift apart in the shared
+// loop, this keeps them together.
+__device__ long long synced_stream(const detail::HuffmanTable& table, const std::uint8_t* stream, std::uint64_t size,
+                                   std::uint8_t* out, std::uint64_t count, std::uint64_t rounds) {
+  detail::BackwardBits bits;
+  bits.init(stream, size);
+  const std::uint32_t code_shift = 64 - table.max_bits;
+  std::uint64_t i = 0;
+  for (std::uint64_t r = 0; r < rounds; ++r) {
+    if (i + 8 <= count) {
+      std::uint64_t word = 0;
+      for (std::uint32_t half = 0; half < 8; half += 4) {
+        std::uint64_t window = bits.left_aligned();
+        std::uint32_t consumed = 0;
+        for (std::uint32_t k = half; k < half + 4; ++k) {
+          const std::uint16_t entry = table.entries[window >> code_shift];
+          word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
+          window <<= entry >> 8;
+          consumed += entry >> 8;
+        }
+        bits.skip(consumed);
+      }
+      // Rounded down to 8 bytes: the timing, not the output, is what this loop is for.
+      *reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::uintptr_t>(out + i) & ~std::uintptr_t{7}) = word;
+      i += 8;
+    }
+    __syncwarp();
+  }
+  return bits.pos;
+}
+
+__global__ void synced_probe(const portable::ZstdBlockJob* jobs, const std::uint8_t* src, std::uint8_t* scratch,
+                             long long* cycles, long long* finish) {
+  __shared__ detail::HuffmanTable tables[8];
+  const unsigned lane = threadIdx.x, block = lane / 4, stream = lane % 4;
+  if (stream == 0) portable::zstd_build_huffman_table(jobs[block], src, tables[block]);
+  __syncthreads();
+  const portable::ZstdBlockJob& job = jobs[block];
+  std::uint64_t at = job.literals_src;
+  for (unsigned s = 0; s < stream; ++s) at += job.stream_sizes[s];
+  const std::uint64_t segment = (job.literal_size + 3) / 4;
+  const std::uint64_t count = stream < 3 ? segment : job.literal_size - 3 * segment;
+  long long t1 = clock64();
+  const long long left = synced_stream(tables[block], src + at, job.stream_sizes[stream],
+                                       scratch + job.literals + stream * segment, count, segment / 8);
+  long long t2 = clock64();
+  cycles[2 * lane] = left;
+  cycles[2 * lane + 1] = t2 - t1;
+  finish[lane] = t2;
 }
 
 }  // namespace
@@ -120,12 +173,13 @@ int main(int argc, char** argv) {
   }
   portable::ZstdBlockJob* d_jobs = device_copy(jobs.blocks);
   auto* d_lane_cycles = reinterpret_cast<long long*>(device_bytes(64 * sizeof(long long)));
+  auto* d_finish = reinterpret_cast<long long*>(device_bytes(32 * sizeof(long long)));
   const char* names[] = {"lane 0 alone", "4 lanes, one block's streams", "8 lanes, stream 0 of 8 blocks",
                          "32 lanes as the kernel", "32 lanes, one stream"};
   const double symbols = static_cast<double>((job.literal_size + 3) / 4);
   for (int mode = 0; mode < 5 && jobs.blocks.size() >= 8; ++mode) {
     for (int run = 0; run < 2; ++run) {
-      lanes_probe<<<1, 32>>>(d_jobs, d_src, d_scratch, d_lane_cycles, mode);
+      lanes_probe<<<1, 32>>>(d_jobs, d_src, d_scratch, d_lane_cycles, d_finish, mode);
       check(cudaDeviceSynchronize(), "lanes probe");
     }
     const std::vector<long long> lane_cycles = host_copy(d_lane_cycles, 64);
@@ -133,6 +187,24 @@ int main(int argc, char** argv) {
     for (int lane = 0; lane < 32; ++lane) decode = lane_cycles[2 * lane + 1] > decode ? lane_cycles[2 * lane + 1] : decode;
     std::printf("%s: tables %lld cycles, decode %.1f cycles/symbol (slowest lane)\n", names[mode], lane_cycles[0],
                 static_cast<double>(decode) / symbols);
+    // Each active lane's finish, in thousands of cycles after the first lane's: lanes that the
+    // warp ran together finish together.
+    const std::vector<long long> finish = host_copy(d_finish, 32);
+    long long first = 0;
+    for (long long f : finish) first = f != 0 && (first == 0 || f < first) ? f : first;
+    std::printf("  finish (k cycles after the first):");
+    for (long long f : finish)
+      if (f != 0) std::printf(" %lld", (f - first) / 1000);
+    std::printf("\n");
   }
+  for (int run = 0; run < 2; ++run) {
+    synced_probe<<<1, 32>>>(d_jobs, d_src, d_scratch, d_lane_cycles, d_finish);
+    check(cudaDeviceSynchronize(), "synced probe");
+  }
+  const std::vector<long long> lane_cycles = host_copy(d_lane_cycles, 64);
+  long long decode = 0;
+  for (int lane = 0; lane < 32; ++lane) decode = lane_cycles[2 * lane + 1] > decode ? lane_cycles[2 * lane + 1] : decode;
+  std::printf("32 lanes as the kernel, loop here with __syncwarp: decode %.1f cycles/symbol (slowest lane), "
+              "bits left lane 0 %lld\n", static_cast<double>(decode) / symbols, lane_cycles[0]);
   return 0;
 }
