@@ -14,6 +14,7 @@
 
 #include "cli/sample.hpp"
 #include "codec/portable/zstd_block_decode.hpp"
+#include "cuda/zstd_decode_kernels.cuh"
 #include "cuda/zstd_gpu_jobs.hpp"
 #include "kernel_timing.hpp"
 
@@ -206,5 +207,29 @@ int main(int argc, char** argv) {
   for (int lane = 0; lane < 32; ++lane) decode = lane_cycles[2 * lane + 1] > decode ? lane_cycles[2 * lane + 1] : decode;
   std::printf("32 lanes as the kernel, loop here with __syncwarp: decode %.1f cycles/symbol (slowest lane), "
               "bits left lane 0 %lld\n", static_cast<double>(decode) / symbols, lane_cycles[0]);
+  // The same work timed from the host with events (clock64 cannot be moved around the loop
+  // there), and the literal kernel itself on these blocks, eight at a time and all at once.
+  int clock_khz = 0;
+  check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0), "clock rate");
+  const double cycles_per_ms = clock_khz;
+  const auto report = [&](const char* what, double ms) {
+    std::printf("%s: %.3f ms, %.1f cycles/symbol at %.0f MHz\n", what, ms, ms * cycles_per_ms / symbols,
+                cycles_per_ms / 1000);
+  };
+  report("events: lanes probe, 32 lanes as the kernel",
+         time_runs(3, [&] { lanes_probe<<<1, 32>>>(d_jobs, d_src, d_scratch, d_lane_cycles, d_finish, 3); }).median_ms);
+  report("events: synced probe",
+         time_runs(3, [&] { synced_probe<<<1, 32>>>(d_jobs, d_src, d_scratch, d_lane_cycles, d_finish); }).median_ms);
+  const auto block_total = static_cast<std::uint32_t>(jobs.blocks.size());
+  for (std::uint32_t first = 0; first + 8 <= block_total; first += 8) {
+    char what[96];
+    std::snprintf(what, sizeof what, "events: literal kernel, blocks %u-%u", first, first + 7);
+    report(what, time_runs(3, [&] {
+                   check(zarrdirect::cuda::launch_zstd_literals(d_jobs + first, 8, d_src, d_scratch, nullptr), "launch");
+                 }).median_ms);
+  }
+  report("events: literal kernel, every block of the frame", time_runs(3, [&] {
+           check(zarrdirect::cuda::launch_zstd_literals(d_jobs, block_total, d_src, d_scratch, nullptr), "launch");
+         }).median_ms);
   return 0;
 }
