@@ -140,6 +140,30 @@ __global__ void synced_probe(const portable::ZstdBlockJob* jobs, const std::uint
   finish[lane] = t2;
 }
 
+// The literal kernel's shape (8 blocks of 32 lanes a block of threads, a table per block in
+// shared memory) calling the stream decode directly, as the lanes probe does, with the same
+// statuses written: if this runs at the lanes probe's rate and the library's kernel does not, the
+// difference is in how the kernel's code was compiled, not in the work.
+__global__ void __launch_bounds__(32) clone_kernel(const portable::ZstdBlockJob* __restrict__ jobs,
+                                                   std::uint32_t block_count, const std::uint8_t* __restrict__ src,
+                                                   std::uint8_t* __restrict__ scratch) {
+  __shared__ detail::HuffmanTable tables[8];
+  const unsigned group = threadIdx.x / 4, slot = threadIdx.x % 4;
+  for (std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * 8; first < block_count;
+       first += static_cast<std::uint64_t>(gridDim.x) * 8) {
+    const std::uint64_t b = first + group;
+    const bool mine = b < block_count;
+    if (mine && slot == 0) portable::zstd_build_huffman_table(jobs[b], src, tables[group]);
+    __syncthreads();
+    if (mine) {
+      const portable::DecodeStatus status =
+          portable::zstd_block_detail::decode_huffman_stream_slot(jobs[b], slot, tables[group], src, scratch);
+      portable::zstd_block_detail::slot_statuses(scratch, jobs[b])[slot] = status;
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,5 +255,27 @@ int main(int argc, char** argv) {
   report("events: literal kernel, every block of the frame", time_runs(3, [&] {
            check(zarrdirect::cuda::launch_zstd_literals(d_jobs, block_total, d_src, d_scratch, nullptr), "launch");
          }).median_ms);
+  report("events: clone kernel, blocks 0-7", time_runs(3, [&] {
+           clone_kernel<<<1, 32>>>(d_jobs, 8, d_src, d_scratch);
+         }).median_ms);
+  report("events: clone kernel, every block of the frame", time_runs(3, [&] {
+           clone_kernel<<<(block_total + 7) / 8, 32>>>(d_jobs, block_total, d_src, d_scratch);
+         }).median_ms);
+  // 256 copies of the frame's jobs (one source, scratch apart): the kernel bench's batch.
+  zarrdirect::cuda::ZstdGpuJobs batch;
+  for (std::uint64_t copy = 0; copy < 256; ++copy)
+    zarrdirect::cuda::append_rebased(jobs, 0, copy * bytes, copy * scratch_bytes, batch);
+  portable::ZstdBlockJob* d_batch = device_copy(batch.blocks);
+  std::uint8_t* d_batch_scratch = device_bytes(256 * scratch_bytes);
+  const auto batch_blocks = static_cast<std::uint32_t>(batch.blocks.size());
+  const double batch_bytes = 256.0 * static_cast<double>(bytes);
+  const double kernel_ms = time_runs(3, [&] {
+    check(zarrdirect::cuda::launch_zstd_literals(d_batch, batch_blocks, d_src, d_batch_scratch, nullptr), "launch");
+  }).median_ms;
+  const double clone_ms = time_runs(3, [&] {
+    clone_kernel<<<(batch_blocks + 7) / 8, 32>>>(d_batch, batch_blocks, d_src, d_batch_scratch);
+  }).median_ms;
+  std::printf("256 frames (%u blocks): literal kernel %.3f ms (%.1f GB/s), clone kernel %.3f ms (%.1f GB/s)\n",
+              batch_blocks, kernel_ms, batch_bytes / (kernel_ms * 1e6), clone_ms, batch_bytes / (clone_ms * 1e6));
   return 0;
 }
