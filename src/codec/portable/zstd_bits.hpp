@@ -57,17 +57,13 @@ ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t highbit(std::uint32_t value) {
 // per lane, made every refill cost a warp 256 transactions). Both words hold a byte of the
 // stream, so they lie inside its 8-byte aligned allocation; on the host, bytes outside the
 // stream are never touched.
-// Without a branch: an aligned address loads its one word twice, and the second word's part
-// shifts out (by 1 and then by 63 - shift, never by 64). A branch on the alignment split a warp
-// whose lanes read streams of different alignments, and the halves ran apart from then on.
 ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint64_t load_le64_inside(const std::uint8_t* p) {
 #if defined(__CUDA_ARCH__)
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   const auto* words = reinterpret_cast<const std::uint64_t*>(address & ~std::uintptr_t{7});
   const std::uint32_t shift = static_cast<std::uint32_t>(address & 7) * 8;
   const std::uint64_t low = words[0];
-  const std::uint64_t high = words[shift != 0 ? 1 : 0];
-  return (low >> shift) | ((high << 1) << (63 - shift));
+  return shift == 0 ? low : (low >> shift) | (words[1] << (64 - shift));
 #else
   return le64(p);
 #endif
