@@ -1,9 +1,15 @@
-// Where one GPU thread's time goes in a zstd Huffman literal stream (issue 18): clock64() around
-// building a block's table and decoding its first stream, with the stream read from global memory
-// and, again, from a copy in shared memory. One block of one 4 MiB zstd-1 frame of the sample,
-// one thread (latency, not throughput). Printed in cycles per decoded symbol.
+// Where a GPU thread's time goes in a zstd Huffman literal stream (issue 18), on the blocks of one
+// 4 MiB zstd-1 frame of the sample:
+//   - one thread: clock64() around building a block's table and decoding its first stream, the
+//     stream read from global memory, from a copy in shared memory, the table in global memory;
+//   - one warp taken apart (lanes_probe): one lane, one block's four streams, eight blocks, the
+//     literal kernel's 32 lanes, 32 lanes on one stream; each lane's finish time;
+//   - the same work timed with CUDA events, beside the library's literal kernel and copies of its
+//     shape (clone_kernel) with one difference each, on 8 blocks and on a batch of 256 frames.
+// Printed in cycles per decoded symbol (events: at the device's clock rate) and GB/s.
 //
 //   build-dev/bench/zstd_huffman_probe [--edge E]
+//   bench/zstd_huffman_probe.sh [--edge E]       (one GPU-machine call, built alone)
 #include <cuda_runtime_api.h>
 #include <zstd.h>
 
@@ -141,12 +147,40 @@ __global__ void synced_probe(const portable::ZstdBlockJob* jobs, const std::uint
 }
 
 // The literal kernel's shape (8 blocks of 32 lanes a block of threads, a table per block in
-// shared memory) calling the stream decode directly, as the lanes probe does, with the same
-// statuses written: if this runs at the lanes probe's rate and the library's kernel does not, the
-// difference is in how the kernel's code was compiled, not in the work.
-__global__ void __launch_bounds__(32) clone_kernel(const portable::ZstdBlockJob* __restrict__ jobs,
+// shared memory) calling the stream decode directly, with the same statuses written. Measured
+// (H100, session 16): as slow as the library's kernel (742 cycles a symbol on blocks 0-7) while
+// the lanes probe, the same work without the loop, __launch_bounds__ and __restrict__, ran at 203.
+// The variants take the differences apart: kSyncWarp reconverges the warp after the barrier that
+// follows the table builds (eight lanes building eight tables diverge in the build, and a barrier
+// does not make a warp's lanes run together again: if they stay apart, the warp runs the decode
+// once per group of lanes); kMaxThreads 1024 leaves the launch unbounded, as the lanes probe is;
+// `clone_unbounded` drops __restrict__ as well. Each lane's finish time goes to `finish` (lanes
+// that ran apart finish apart).
+template <bool kSyncWarp, int kMaxThreads = 32>
+__global__ void __launch_bounds__(kMaxThreads) clone_kernel(const portable::ZstdBlockJob* __restrict__ jobs,
                                                    std::uint32_t block_count, const std::uint8_t* __restrict__ src,
-                                                   std::uint8_t* __restrict__ scratch) {
+                                                   std::uint8_t* __restrict__ scratch, long long* finish) {
+  __shared__ detail::HuffmanTable tables[8];
+  const unsigned group = threadIdx.x / 4, slot = threadIdx.x % 4;
+  for (std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * 8; first < block_count;
+       first += static_cast<std::uint64_t>(gridDim.x) * 8) {
+    const std::uint64_t b = first + group;
+    const bool mine = b < block_count;
+    if (mine && slot == 0) portable::zstd_build_huffman_table(jobs[b], src, tables[group]);
+    __syncthreads();
+    if (kSyncWarp) __syncwarp();
+    if (mine) {
+      const portable::DecodeStatus status =
+          portable::zstd_block_detail::decode_huffman_stream_slot(jobs[b], slot, tables[group], src, scratch);
+      portable::zstd_block_detail::slot_statuses(scratch, jobs[b])[slot] = status;
+    }
+    if (blockIdx.x == 0 && first == 0) finish[threadIdx.x] = clock64();
+    __syncthreads();
+  }
+}
+
+__global__ void clone_unbounded(const portable::ZstdBlockJob* jobs, std::uint32_t block_count, const std::uint8_t* src,
+                                std::uint8_t* scratch, long long* finish) {
   __shared__ detail::HuffmanTable tables[8];
   const unsigned group = threadIdx.x / 4, slot = threadIdx.x % 4;
   for (std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * 8; first < block_count;
@@ -160,6 +194,7 @@ __global__ void __launch_bounds__(32) clone_kernel(const portable::ZstdBlockJob*
           portable::zstd_block_detail::decode_huffman_stream_slot(jobs[b], slot, tables[group], src, scratch);
       portable::zstd_block_detail::slot_statuses(scratch, jobs[b])[slot] = status;
     }
+    if (blockIdx.x == 0 && first == 0) finish[threadIdx.x] = clock64();
     __syncthreads();
   }
 }
@@ -255,12 +290,27 @@ int main(int argc, char** argv) {
   report("events: literal kernel, every block of the frame", time_runs(3, [&] {
            check(zarrdirect::cuda::launch_zstd_literals(d_jobs, block_total, d_src, d_scratch, nullptr), "launch");
          }).median_ms);
-  report("events: clone kernel, blocks 0-7", time_runs(3, [&] {
-           clone_kernel<<<1, 32>>>(d_jobs, 8, d_src, d_scratch);
-         }).median_ms);
-  report("events: clone kernel, every block of the frame", time_runs(3, [&] {
-           clone_kernel<<<(block_total + 7) / 8, 32>>>(d_jobs, block_total, d_src, d_scratch);
-         }).median_ms);
+  // The clone and its variants on blocks 0-7, each lane's finish printed after.
+  const auto finish_spread = [&] {
+    const std::vector<long long> finish = host_copy(d_finish, 32);
+    long long first = finish[0];
+    for (long long f : finish) first = f < first ? f : first;
+    std::printf("  finish (k cycles after the first):");
+    for (long long f : finish) std::printf(" %lld", (f - first) / 1000);
+    std::printf("\n");
+  };
+  report("events: clone kernel, blocks 0-7",
+         time_runs(3, [&] { clone_kernel<false><<<1, 32>>>(d_jobs, 8, d_src, d_scratch, d_finish); }).median_ms);
+  finish_spread();
+  report("events: clone kernel with __syncwarp after the barrier, blocks 0-7",
+         time_runs(3, [&] { clone_kernel<true><<<1, 32>>>(d_jobs, 8, d_src, d_scratch, d_finish); }).median_ms);
+  finish_spread();
+  report("events: clone with __launch_bounds__(1024), blocks 0-7",
+         time_runs(3, [&] { clone_kernel<false, 1024><<<1, 32>>>(d_jobs, 8, d_src, d_scratch, d_finish); }).median_ms);
+  finish_spread();
+  report("events: clone without __launch_bounds__ and __restrict__, blocks 0-7",
+         time_runs(3, [&] { clone_unbounded<<<1, 32>>>(d_jobs, 8, d_src, d_scratch, d_finish); }).median_ms);
+  finish_spread();
   // 256 copies of the frame's jobs (one source, scratch apart): the kernel bench's batch.
   zarrdirect::cuda::ZstdGpuJobs batch;
   for (std::uint64_t copy = 0; copy < 256; ++copy)
@@ -273,9 +323,14 @@ int main(int argc, char** argv) {
     check(zarrdirect::cuda::launch_zstd_literals(d_batch, batch_blocks, d_src, d_batch_scratch, nullptr), "launch");
   }).median_ms;
   const double clone_ms = time_runs(3, [&] {
-    clone_kernel<<<(batch_blocks + 7) / 8, 32>>>(d_batch, batch_blocks, d_src, d_batch_scratch);
+    clone_kernel<false><<<(batch_blocks + 7) / 8, 32>>>(d_batch, batch_blocks, d_src, d_batch_scratch, d_finish);
   }).median_ms;
-  std::printf("256 frames (%u blocks): literal kernel %.3f ms (%.1f GB/s), clone kernel %.3f ms (%.1f GB/s)\n",
-              batch_blocks, kernel_ms, batch_bytes / (kernel_ms * 1e6), clone_ms, batch_bytes / (clone_ms * 1e6));
+  const double synced_ms = time_runs(3, [&] {
+    clone_kernel<true><<<(batch_blocks + 7) / 8, 32>>>(d_batch, batch_blocks, d_src, d_batch_scratch, d_finish);
+  }).median_ms;
+  std::printf("256 frames (%u blocks): literal kernel %.3f ms (%.1f GB/s), clone kernel %.3f ms (%.1f GB/s), "
+              "clone with __syncwarp %.3f ms (%.1f GB/s)\n",
+              batch_blocks, kernel_ms, batch_bytes / (kernel_ms * 1e6), clone_ms, batch_bytes / (clone_ms * 1e6),
+              synced_ms, batch_bytes / (synced_ms * 1e6));
   return 0;
 }
