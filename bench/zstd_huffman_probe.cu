@@ -155,7 +155,8 @@ __global__ void synced_probe(const portable::ZstdBlockJob* jobs, const std::uint
 // does not make a warp's lanes run together again: if they stay apart, the warp runs the decode
 // once per group of lanes); kMaxThreads 1024 leaves the launch unbounded, as the lanes probe is;
 // `clone_unbounded` drops __restrict__ as well. Each lane's finish time goes to `finish` (lanes
-// that ran apart finish apart).
+// that ran apart finish apart), with its start and its passing of the barrier after the table
+// builds (so the build's share of the time shows).
 template <bool kSyncWarp, int kMaxThreads = 32>
 __global__ void __launch_bounds__(kMaxThreads) clone_kernel(const portable::ZstdBlockJob* __restrict__ jobs,
                                                    std::uint32_t block_count, const std::uint8_t* __restrict__ src,
@@ -166,15 +167,18 @@ __global__ void __launch_bounds__(kMaxThreads) clone_kernel(const portable::Zstd
        first += static_cast<std::uint64_t>(gridDim.x) * 8) {
     const std::uint64_t b = first + group;
     const bool mine = b < block_count;
+    const bool stamp = blockIdx.x == 0 && first == 0;
+    if (stamp) finish[32 + threadIdx.x] = clock64();
     if (mine && slot == 0) portable::zstd_build_huffman_table(jobs[b], src, tables[group]);
     __syncthreads();
     if (kSyncWarp) __syncwarp();
+    if (stamp) finish[64 + threadIdx.x] = clock64();
     if (mine) {
       const portable::DecodeStatus status =
           portable::zstd_block_detail::decode_huffman_stream_slot(jobs[b], slot, tables[group], src, scratch);
       portable::zstd_block_detail::slot_statuses(scratch, jobs[b])[slot] = status;
     }
-    if (blockIdx.x == 0 && first == 0) finish[threadIdx.x] = clock64();
+    if (stamp) finish[threadIdx.x] = clock64();
     __syncthreads();
   }
 }
@@ -187,14 +191,17 @@ __global__ void clone_unbounded(const portable::ZstdBlockJob* jobs, std::uint32_
        first += static_cast<std::uint64_t>(gridDim.x) * 8) {
     const std::uint64_t b = first + group;
     const bool mine = b < block_count;
+    const bool stamp = blockIdx.x == 0 && first == 0;
+    if (stamp) finish[32 + threadIdx.x] = clock64();
     if (mine && slot == 0) portable::zstd_build_huffman_table(jobs[b], src, tables[group]);
     __syncthreads();
+    if (stamp) finish[64 + threadIdx.x] = clock64();
     if (mine) {
       const portable::DecodeStatus status =
           portable::zstd_block_detail::decode_huffman_stream_slot(jobs[b], slot, tables[group], src, scratch);
       portable::zstd_block_detail::slot_statuses(scratch, jobs[b])[slot] = status;
     }
-    if (blockIdx.x == 0 && first == 0) finish[threadIdx.x] = clock64();
+    if (stamp) finish[threadIdx.x] = clock64();
     __syncthreads();
   }
 }
@@ -233,7 +240,8 @@ int main(int argc, char** argv) {
   }
   portable::ZstdBlockJob* d_jobs = device_copy(jobs.blocks);
   auto* d_lane_cycles = reinterpret_cast<long long*>(device_bytes(64 * sizeof(long long)));
-  auto* d_finish = reinterpret_cast<long long*>(device_bytes(32 * sizeof(long long)));
+  // Lanes' finish times; the clones also write each lane's start (32-63) and barrier (64-95).
+  auto* d_finish = reinterpret_cast<long long*>(device_bytes(96 * sizeof(long long)));
   const char* names[] = {"lane 0 alone", "4 lanes, one block's streams", "8 lanes, stream 0 of 8 blocks",
                          "32 lanes as the kernel", "32 lanes, one stream"};
   const double symbols = static_cast<double>((job.literal_size + 3) / 4);
@@ -292,11 +300,17 @@ int main(int argc, char** argv) {
          }).median_ms);
   // The clone and its variants on blocks 0-7, each lane's finish printed after.
   const auto finish_spread = [&] {
-    const std::vector<long long> finish = host_copy(d_finish, 32);
-    long long first = finish[0];
-    for (long long f : finish) first = f < first ? f : first;
-    std::printf("  finish (k cycles after the first):");
-    for (long long f : finish) std::printf(" %lld", (f - first) / 1000);
+    const std::vector<long long> stamps = host_copy(d_finish, 96);
+    long long first = stamps[0], start = stamps[32], barrier = stamps[64];
+    for (int lane = 0; lane < 32; ++lane) {
+      first = stamps[lane] < first ? stamps[lane] : first;
+      start = stamps[32 + lane] < start ? stamps[32 + lane] : start;
+      barrier = stamps[64 + lane] < barrier ? stamps[64 + lane] : barrier;
+    }
+    std::printf("  tables and barrier %lld k cycles, decode %.1f cycles/symbol (first lane to finish); "
+                "finish (k cycles after the first):", (barrier - start) / 1000,
+                static_cast<double>(first - barrier) / symbols);
+    for (int lane = 0; lane < 32; ++lane) std::printf(" %lld", (stamps[lane] - first) / 1000);
     std::printf("\n");
   };
   report("events: clone kernel, blocks 0-7",
