@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -106,17 +107,8 @@ __device__ long long synced_stream(const detail::HuffmanTable& table, const std:
   for (std::uint64_t r = 0; r < rounds; ++r) {
     if (i + 8 <= count) {
       std::uint64_t word = 0;
-      for (std::uint32_t half = 0; half < 8; half += 4) {
-        std::uint64_t window = bits.left_aligned();
-        std::uint32_t consumed = 0;
-        for (std::uint32_t k = half; k < half + 4; ++k) {
-          const std::uint16_t entry = table.entries[window >> code_shift];
-          word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
-          window <<= entry >> 8;
-          consumed += entry >> 8;
-        }
-        bits.skip(consumed);
-      }
+      for (std::uint32_t half = 0; half < 8; half += 4)
+        bits.skip(detail::huffman_decode_four(table, bits.left_aligned(), code_shift, word, half));
       // Rounded down to 8 bytes: the timing, not the output, is what this loop is for.
       *reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::uintptr_t>(out + i) & ~std::uintptr_t{7}) = word;
       i += 8;
@@ -133,13 +125,12 @@ __global__ void synced_probe(const portable::ZstdBlockJob* jobs, const std::uint
   if (stream == 0) portable::zstd_build_huffman_table(jobs[block], src, tables[block]);
   __syncthreads();
   const portable::ZstdBlockJob& job = jobs[block];
-  std::uint64_t at = job.literals_src;
-  for (unsigned s = 0; s < stream; ++s) at += job.stream_sizes[s];
-  const std::uint64_t segment = (job.literal_size + 3) / 4;
-  const std::uint64_t count = stream < 3 ? segment : job.literal_size - 3 * segment;
+  const auto where = portable::zstd_block_detail::huffman_stream_slot(job, stream);
+  // Every lane runs as many rounds as the longest stream (the first) needs.
+  const std::uint64_t rounds = portable::zstd_block_detail::huffman_stream_slot(job, 0).count / 8;
   long long t1 = clock64();
-  const long long left = synced_stream(tables[block], src + at, job.stream_sizes[stream],
-                                       scratch + job.literals + stream * segment, count, segment / 8);
+  const long long left = synced_stream(tables[block], src + where.src, job.stream_sizes[stream], scratch + where.out,
+                                       where.count, rounds);
   long long t2 = clock64();
   cycles[2 * lane] = left;
   cycles[2 * lane + 1] = t2 - t1;
@@ -147,20 +138,13 @@ __global__ void synced_probe(const portable::ZstdBlockJob* jobs, const std::uint
 }
 
 // The literal kernel's shape (8 blocks of 32 lanes a block of threads, a table per block in
-// shared memory) calling the stream decode directly, with the same statuses written. Measured
-// (H100, session 16): as slow as the library's kernel (742 cycles a symbol on blocks 0-7) while
-// the lanes probe, the same work without the loop, __launch_bounds__ and __restrict__, ran at 203.
-// The variants take the differences apart: kSyncWarp reconverges the warp after the barrier that
-// follows the table builds (eight lanes building eight tables diverge in the build, and a barrier
-// does not make a warp's lanes run together again: if they stay apart, the warp runs the decode
-// once per group of lanes); kMaxThreads 1024 leaves the launch unbounded, as the lanes probe is;
-// `clone_unbounded` drops __restrict__ as well. Each lane's finish time goes to `finish` (lanes
-// that ran apart finish apart), with its start and its passing of the barrier after the table
-// builds (so the build's share of the time shows).
-template <bool kSyncWarp, int kMaxThreads = 32>
-__global__ void __launch_bounds__(kMaxThreads) clone_kernel(const portable::ZstdBlockJob* __restrict__ jobs,
-                                                   std::uint32_t block_count, const std::uint8_t* __restrict__ src,
-                                                   std::uint8_t* __restrict__ scratch, long long* finish) {
+// shared memory): the grid-stride loop, the table builds, the barrier, then each lane's stream
+// decoded by `decode(job, slot, table)` and its status stored. Lane timings of the first round of
+// block of threads 0 go to `stamps`: finish (0-31), start (32-63), after the barrier (64-95), so
+// the build's share and lanes that ran apart (they finish apart) show.
+template <bool kSyncWarp, typename Decode>
+__device__ __forceinline__ void clone_body(const portable::ZstdBlockJob* jobs, std::uint32_t block_count,
+                                           const std::uint8_t* src, long long* stamps, Decode decode) {
   __shared__ detail::HuffmanTable tables[8];
   const unsigned group = threadIdx.x / 4, slot = threadIdx.x % 4;
   for (std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * 8; first < block_count;
@@ -168,19 +152,43 @@ __global__ void __launch_bounds__(kMaxThreads) clone_kernel(const portable::Zstd
     const std::uint64_t b = first + group;
     const bool mine = b < block_count;
     const bool stamp = blockIdx.x == 0 && first == 0;
-    if (stamp) finish[32 + threadIdx.x] = clock64();
+    if (stamp) stamps[32 + threadIdx.x] = clock64();
     if (mine && slot == 0) portable::zstd_build_huffman_table(jobs[b], src, tables[group]);
     __syncthreads();
     if (kSyncWarp) __syncwarp();
-    if (stamp) finish[64 + threadIdx.x] = clock64();
-    if (mine) {
-      const portable::DecodeStatus status =
-          portable::zstd_block_detail::decode_huffman_stream_slot(jobs[b], slot, tables[group], src, scratch);
-      portable::zstd_block_detail::slot_statuses(scratch, jobs[b])[slot] = status;
-    }
-    if (stamp) finish[threadIdx.x] = clock64();
+    if (stamp) stamps[64 + threadIdx.x] = clock64();
+    if (mine) decode(jobs[b], slot, tables[group]);
+    if (stamp) stamps[threadIdx.x] = clock64();
     __syncthreads();
   }
+}
+
+// Measured (H100, session 16): this shape with the library's stream decode is as slow as the
+// library's kernel (742 cycles a symbol on blocks 0-7) while the lanes probe, the same work
+// without the loop, __launch_bounds__ and __restrict__, ran at 203. The kernels below take the
+// differences apart: kSyncWarp reconverges the warp after the barrier (eight lanes building eight
+// tables diverge in the build; if they stayed apart, the warp would run the decode once per group
+// of lanes); kMaxThreads 1024 leaves the launch unbounded, as the lanes probe is; clone_unbounded
+// drops __restrict__ as well; compact_clone swaps the stream loop.
+struct LibraryStreamDecode {
+  const std::uint8_t* src;
+  std::uint8_t* scratch;
+  __device__ void operator()(const portable::ZstdBlockJob& job, unsigned slot, const detail::HuffmanTable& table) const {
+    portable::zstd_block_detail::slot_statuses(scratch, job)[slot] =
+        portable::zstd_block_detail::decode_huffman_stream_slot(job, slot, table, src, scratch);
+  }
+};
+
+template <bool kSyncWarp, int kMaxThreads = 32>
+__global__ void __launch_bounds__(kMaxThreads) clone_kernel(const portable::ZstdBlockJob* __restrict__ jobs,
+                                                   std::uint32_t block_count, const std::uint8_t* __restrict__ src,
+                                                   std::uint8_t* __restrict__ scratch, long long* stamps) {
+  clone_body<kSyncWarp>(jobs, block_count, src, stamps, LibraryStreamDecode{src, scratch});
+}
+
+__global__ void clone_unbounded(const portable::ZstdBlockJob* jobs, std::uint32_t block_count, const std::uint8_t* src,
+                                std::uint8_t* scratch, long long* stamps) {
+  clone_body<false>(jobs, block_count, src, stamps, LibraryStreamDecode{src, scratch});
 }
 
 // The stream loop with its reload split in two: the common case (8 bytes wholly above the
@@ -206,75 +214,42 @@ __device__ long long compact_stream(const detail::HuffmanTable& table, const std
       } else {
         window = cold_window(bits);
       }
-      std::uint32_t consumed = 0;
-      for (std::uint32_t k = half; k < half + 4; ++k) {
-        const std::uint16_t entry = table.entries[window >> code_shift];
-        word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
-        window <<= entry >> 8;
-        consumed += entry >> 8;
-      }
-      bits.skip(consumed);
+      bits.skip(detail::huffman_decode_four(table, window, code_shift, word, half));
     }
     *reinterpret_cast<std::uint64_t*>(out + i) = word;
   }
   return bits.pos;
 }
 
-// The library kernel's shape with compact_stream as its loop.
+// compact_stream where the lane's segment starts on 8 bytes; the library's loop where it does not
+// (the short last block of a frame).
+struct CompactStreamDecode {
+  const std::uint8_t* src;
+  std::uint8_t* scratch;
+  __device__ void operator()(const portable::ZstdBlockJob& job, unsigned slot, const detail::HuffmanTable& table) const {
+    namespace block = portable::zstd_block_detail;
+    const block::HuffmanStreamSlot where = block::huffman_stream_slot(job, slot);
+    portable::DecodeStatus status = portable::DecodeStatus::ok;
+    if ((reinterpret_cast<std::uintptr_t>(scratch + where.out) & 7) != 0) {
+      status = block::decode_huffman_stream_slot(job, slot, table, src, scratch);
+    } else if (compact_stream(table, src + where.src, job.stream_sizes[slot], scratch + where.out, where.count) < 0) {
+      status = portable::DecodeStatus::corrupt;
+    }
+    block::slot_statuses(scratch, job)[slot] = status;
+  }
+};
+
 __global__ void __launch_bounds__(32) compact_clone(const portable::ZstdBlockJob* __restrict__ jobs,
                                                     std::uint32_t block_count, const std::uint8_t* __restrict__ src,
-                                                    std::uint8_t* __restrict__ scratch, long long* finish) {
-  __shared__ detail::HuffmanTable tables[8];
-  const unsigned group = threadIdx.x / 4, slot = threadIdx.x % 4;
-  for (std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * 8; first < block_count;
-       first += static_cast<std::uint64_t>(gridDim.x) * 8) {
-    const std::uint64_t b = first + group;
-    const bool mine = b < block_count;
-    const bool stamp = blockIdx.x == 0 && first == 0;
-    if (stamp) finish[32 + threadIdx.x] = clock64();
-    if (mine && slot == 0) portable::zstd_build_huffman_table(jobs[b], src, tables[group]);
-    __syncthreads();
-    if (stamp) finish[64 + threadIdx.x] = clock64();
-    if (mine) {
-      const portable::ZstdBlockJob& job = jobs[b];
-      std::uint64_t at = job.literals_src;
-      for (unsigned s = 0; s < slot; ++s) at += job.stream_sizes[s];
-      const std::uint64_t segment = (job.literal_size + 3) / 4;
-      const std::uint64_t count = slot < 3 ? segment : job.literal_size - 3 * segment;
-      std::uint8_t* out = scratch + job.literals + slot * segment;
-      // A segment that does not start on 8 bytes (a frame's last, short block) takes the library's loop.
-      const bool aligned = (reinterpret_cast<std::uintptr_t>(out) & 7) == 0;
-      const long long left = aligned ? compact_stream(tables[group], src + at, job.stream_sizes[slot], out, count) : 0;
-      portable::zstd_block_detail::slot_statuses(scratch, job)[slot] =
-          !aligned ? portable::zstd_block_detail::decode_huffman_stream_slot(job, slot, tables[group], src, scratch)
-                   : left >= 0 ? portable::DecodeStatus::ok : portable::DecodeStatus::corrupt;
-    }
-    if (stamp) finish[threadIdx.x] = clock64();
-    __syncthreads();
-  }
+                                                    std::uint8_t* __restrict__ scratch, long long* stamps) {
+  clone_body<false>(jobs, block_count, src, stamps, CompactStreamDecode{src, scratch});
 }
 
-__global__ void clone_unbounded(const portable::ZstdBlockJob* jobs, std::uint32_t block_count, const std::uint8_t* src,
-                                std::uint8_t* scratch, long long* finish) {
-  __shared__ detail::HuffmanTable tables[8];
-  const unsigned group = threadIdx.x / 4, slot = threadIdx.x % 4;
-  for (std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * 8; first < block_count;
-       first += static_cast<std::uint64_t>(gridDim.x) * 8) {
-    const std::uint64_t b = first + group;
-    const bool mine = b < block_count;
-    const bool stamp = blockIdx.x == 0 && first == 0;
-    if (stamp) finish[32 + threadIdx.x] = clock64();
-    if (mine && slot == 0) portable::zstd_build_huffman_table(jobs[b], src, tables[group]);
-    __syncthreads();
-    if (stamp) finish[64 + threadIdx.x] = clock64();
-    if (mine) {
-      const portable::DecodeStatus status =
-          portable::zstd_block_detail::decode_huffman_stream_slot(jobs[b], slot, tables[group], src, scratch);
-      portable::zstd_block_detail::slot_statuses(scratch, jobs[b])[slot] = status;
-    }
-    if (stamp) finish[threadIdx.x] = clock64();
-    __syncthreads();
-  }
+// The largest of the lanes' decode cycles (odd entries of a probe's 64 cycle counts).
+long long slowest_decode(const std::vector<long long>& lane_cycles) {
+  long long slowest = 0;
+  for (int lane = 0; lane < 32; ++lane) slowest = std::max(slowest, lane_cycles[2 * lane + 1]);
+  return slowest;
 }
 
 }  // namespace
@@ -322,10 +297,8 @@ int main(int argc, char** argv) {
       check(cudaDeviceSynchronize(), "lanes probe");
     }
     const std::vector<long long> lane_cycles = host_copy(d_lane_cycles, 64);
-    long long decode = 0;
-    for (int lane = 0; lane < 32; ++lane) decode = lane_cycles[2 * lane + 1] > decode ? lane_cycles[2 * lane + 1] : decode;
     std::printf("%s: tables %lld cycles, decode %.1f cycles/symbol (slowest lane)\n", names[mode], lane_cycles[0],
-                static_cast<double>(decode) / symbols);
+                static_cast<double>(slowest_decode(lane_cycles)) / symbols);
     // Each active lane's finish, in thousands of cycles after the first lane's: lanes that the
     // warp ran together finish together.
     const std::vector<long long> finish = host_copy(d_finish, 32);
@@ -341,10 +314,8 @@ int main(int argc, char** argv) {
     check(cudaDeviceSynchronize(), "synced probe");
   }
   const std::vector<long long> lane_cycles = host_copy(d_lane_cycles, 64);
-  long long decode = 0;
-  for (int lane = 0; lane < 32; ++lane) decode = lane_cycles[2 * lane + 1] > decode ? lane_cycles[2 * lane + 1] : decode;
   std::printf("32 lanes as the kernel, loop here with __syncwarp: decode %.1f cycles/symbol (slowest lane), "
-              "bits left lane 0 %lld\n", static_cast<double>(decode) / symbols, lane_cycles[0]);
+              "bits left lane 0 %lld\n", static_cast<double>(slowest_decode(lane_cycles)) / symbols, lane_cycles[0]);
   // The same work timed from the host with events (clock64 cannot be moved around the loop
   // there), and the literal kernel itself on these blocks, eight at a time and all at once.
   int clock_khz = 0;
@@ -432,11 +403,10 @@ int main(int argc, char** argv) {
   std::uint64_t differing = 0;
   for (const portable::ZstdBlockJob& block : jobs.blocks) {
     if (block.literals_type != portable::ZstdLiteralsType::huffman) continue;
-    const std::uint64_t segment = (block.literal_size + 3) / 4;
-    for (std::uint32_t slot = 0; slot < 4; ++slot) {
-      const std::uint64_t count = slot < 3 ? segment : block.literal_size - 3 * segment;
-      const std::uint64_t from = block.literals + slot * segment;
-      for (std::uint64_t i = 0; i < count / 8 * 8; ++i) differing += expected[from + i] != got[from + i] ? 1 : 0;
+    for (std::uint32_t slot = 0; slot < block.streams; ++slot) {
+      const auto where = portable::zstd_block_detail::huffman_stream_slot(block, slot);
+      for (std::uint64_t i = 0; i < where.count / 8 * 8; ++i)
+        differing += expected[where.out + i] != got[where.out + i] ? 1 : 0;
     }
   }
   std::printf("compact loop against the library kernel: %llu literal bytes differ\n",

@@ -153,18 +153,32 @@ ZD_HOST_DEVICE inline DecodeStatus* slot_statuses(std::uint8_t* scratch, const Z
   return reinterpret_cast<DecodeStatus*>(scratch + job.workspace + zstd_workspace::kStatuses);
 }
 
+// Where Huffman stream `slot` (< job.streams) of a block lies: its first byte in the source, the
+// start of its segment of the block's literals in scratch, and the symbols it decodes to.
+struct HuffmanStreamSlot {
+  std::uint64_t src = 0;
+  std::uint64_t out = 0;
+  std::uint64_t count = 0;
+};
+ZD_HOST_DEVICE inline HuffmanStreamSlot huffman_stream_slot(const ZstdBlockJob& job, std::uint32_t slot) {
+  HuffmanStreamSlot where;
+  where.src = job.literals_src;
+  for (std::uint32_t i = 0; i < slot; ++i) where.src += job.stream_sizes[i];
+  const std::uint64_t segment = job.streams == 1 ? job.literal_size : (job.literal_size + 3) / 4;
+  where.out = job.literals + slot * segment;
+  where.count = job.streams == 1 || slot < 3 ? segment : job.literal_size - 3 * segment;
+  return where;
+}
+
 // Huffman stream `slot` of a block decoded with `table` (built from the block's tree
 // description) into its segment of the block's literals.
 ZD_HOST_DEVICE inline DecodeStatus decode_huffman_stream_slot(const ZstdBlockJob& job, std::uint32_t slot,
                                                               const zstd_detail::HuffmanTable& table,
                                                               const std::uint8_t* src, std::uint8_t* scratch) {
   if (slot >= job.streams) return DecodeStatus::ok;
-  std::uint64_t stream = job.literals_src;
-  for (std::uint32_t i = 0; i < slot; ++i) stream += job.stream_sizes[i];
-  const std::uint64_t segment = job.streams == 1 ? job.literal_size : (job.literal_size + 3) / 4;
-  const std::uint64_t count = job.streams == 1 || slot < 3 ? segment : job.literal_size - 3 * segment;
-  return zstd_detail::huffman_decode_stream(table, src + stream, job.stream_sizes[slot],
-                                            scratch + job.literals + slot * segment, count);
+  const HuffmanStreamSlot where = huffman_stream_slot(job, slot);
+  return zstd_detail::huffman_decode_stream(table, src + where.src, job.stream_sizes[slot], scratch + where.out,
+                                            where.count);
 }
 
 // The block's sequences: the three tables built from the descriptions the job names, then every

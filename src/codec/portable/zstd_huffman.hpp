@@ -141,6 +141,22 @@ ZD_HOST_DEVICE inline DecodeStatus huffman_read_table(const std::uint8_t* src, s
   return DecodeStatus::ok;
 }
 
+// Four codes from `window` (the stream's next bits from bit 63 down, at least 44 valid), their
+// symbols into bytes first_byte..first_byte + 3 of `word`; returns the bits they took. A code is
+// the window's top max_bits bits (code_shift = 64 - max_bits), consumed by a left shift.
+ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t huffman_decode_four(const HuffmanTable& table, std::uint64_t window,
+                                                                std::uint32_t code_shift, std::uint64_t& word,
+                                                                std::uint32_t first_byte) {
+  std::uint32_t consumed = 0;
+  for (std::uint32_t k = first_byte; k < first_byte + 4; ++k) {
+    const std::uint16_t entry = table.entries[window >> code_shift];
+    word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
+    window <<= entry >> 8;
+    consumed += entry >> 8;
+  }
+  return consumed;
+}
+
 // Decodes exactly `count` symbols from one backward stream, which they must use up exactly.
 ZD_HOST_DEVICE inline DecodeStatus huffman_decode_stream(const HuffmanTable& table, const std::uint8_t* stream,
                                                          std::uint64_t size, std::uint8_t* out, std::uint64_t count) {
@@ -165,17 +181,8 @@ ZD_HOST_DEVICE inline DecodeStatus huffman_decode_stream(const HuffmanTable& tab
   const std::uint32_t code_shift = 64 - max_bits;
   for (; max_bits > 0 && i + 8 <= count; i += 8) {
     std::uint64_t word = 0;
-    for (std::uint32_t half = 0; half < 8; half += 4) {
-      std::uint64_t window = bits.left_aligned();
-      std::uint32_t consumed = 0;
-      for (std::uint32_t k = half; k < half + 4; ++k) {
-        const std::uint16_t entry = table.entries[window >> code_shift];
-        word |= static_cast<std::uint64_t>(entry & 0xff) << (8 * k);
-        window <<= entry >> 8;
-        consumed += entry >> 8;
-      }
-      bits.skip(consumed);
-    }
+    for (std::uint32_t half = 0; half < 8; half += 4)
+      bits.skip(huffman_decode_four(table, bits.left_aligned(), code_shift, word, half));
     if (bits.overrun()) return DecodeStatus::corrupt;  // past the start: zeros were read, nothing outside
     store_le64(out + i, word);
   }
