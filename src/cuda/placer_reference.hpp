@@ -63,6 +63,7 @@ class HostPlacer final : public DevicePlacer {
     for (const ManyBox& many : boxes)
       if (!table_.add_copy_absolute(chunk->data.get(), chunk->size, many.box, destinations_[many.region]))
         throw Error(ErrorKind::unsupported, "host placer: a box the kernel cannot take");
+    keep_.push_back(chunk);  // as the CUDA placer does: read when the batch is placed
   }
   void fill(std::span<const ManyBox> boxes, std::span<const std::byte> value) override {
     std::unique_lock lock(mutex_);
@@ -97,6 +98,7 @@ class HostPlacer final : public DevicePlacer {
     if (table_.empty()) return;
     cuda::place_batch_on_host(table_.entries(), staging_);
     table_.clear();
+    keep_.clear();
     ++batches;
   }
 
@@ -107,6 +109,7 @@ class HostPlacer final : public DevicePlacer {
   std::condition_variable done_;
   std::size_t writers_ = 0;
   std::vector<std::pair<DecodedChunkPtr, DeviceCacheInsert>> inserts_;
+  std::vector<DecodedChunkPtr> keep_;  // chunks the table's entries read
 };
 
 }  // namespace zarrdirect::test

@@ -6,7 +6,9 @@
 
 #include "engine/batch_upload.hpp"
 #include "engine/device_placer.hpp"
+#include "engine/gpu_decode_route.hpp"
 #include "engine/read_many.hpp"
+#include "util/checked_math.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -15,6 +17,22 @@ std::uint64_t element_count(const std::vector<std::uint64_t>& shape) {
   std::uint64_t count = 1;
   for (auto extent : shape) count *= extent;
   return count;
+}
+
+// At most the decoded bytes of the chunks (cells of `cell` elements, `cell_bytes` each) that
+// `regions` touch: each region's cells counted, those shared by regions as often as they are.
+std::uint64_t touched_cell_bytes(const std::vector<Region>& regions, const std::vector<std::uint64_t>& cell,
+                                 std::uint64_t cell_bytes) {
+  std::uint64_t total = 0;
+  for (const Region& region : regions) {
+    std::uint64_t cells = 1;
+    for (std::size_t d = 0; d < region.size() && d < cell.size(); ++d) {
+      const std::uint64_t spanned = region[d].size() == 0 ? 0 : (region[d].stop - 1) / cell[d] - region[d].start / cell[d] + 1;
+      cells = checked_mul(cells, spanned).value_or(~std::uint64_t{0});
+    }
+    total = checked_add(total, checked_mul(cells, cell_bytes).value_or(~std::uint64_t{0})).value_or(~std::uint64_t{0});
+  }
+  return total;
 }
 
 std::vector<Region> resolve_all(const std::vector<Region>& regions, const ArrayMetadata& metadata,
@@ -80,13 +98,25 @@ ReadStats Array::read_many_into(const std::vector<Region>& regions, const std::v
   // 400 random 64^3 patches of 128^3 chunks (H100 and H200, raw and zstd-1: 7,171 against 5,983
   // and 1,317 against 1,051 patches/s), its bus traffic being the regions' bytes and nothing more.
   // Settings::device_batch = false, or regions the kernel cannot take, always gather.
+  // It is also the way when the chunks' codec is decoded on the GPU (Settings::decode): the
+  // placer places them from where the GPU decoded them. Neither cache takes such chunks
+  // (read_many.cpp), so with one on they decode on the host.
   const bool device_cache = impl_->device_cache->enabled() || settings.device_cache_bytes > 0;
+  const bool host_cache = impl_->cache->enabled() || settings.cache_bytes > 0;
+  const codec::CodecChain& staged = impl_->sharding ? impl_->sharding->inner_chain() : impl_->chain;
+  bool gpu_decodes = false;
+  if (!device_cache && !host_cache && metadata.rank() > 0) {
+    const GpuDecodeRoute route = gpu_decode_route_of_array(metadata.codecs, impl_->chain,
+                                                           impl_->sharding ? &impl_->sharding->inner_chain() : nullptr);
+    const std::uint64_t decoded = touched_cell_bytes(
+        work, impl_->sharding ? impl_->sharding->inner_chunk_shape() : metadata.chunk_shape, staged.decoded_spec().nbytes());
+    gpu_decodes = gpu_decode_side(settings.decode, route.codec, true, decoded) != DecodeSide::cpu;
+  }
   bool placeable = settings.device_batch && metadata.rank() <= kPlacerMaxRank &&
-                   (device_cache || total_bytes > settings.staging_bytes);
+                   (device_cache || total_bytes > settings.staging_bytes || gpu_decodes);
   for (std::size_t i = 0; i < work.size() && placeable; ++i)
     placeable = element_count(region_shape(work[i])) * metadata.dtype.size < kPlacerMaxRegionBytes;
   if (placeable) {
-    const codec::CodecChain& staged = impl_->sharding ? impl_->sharding->inner_chain() : impl_->chain;
     auto placer = make_device_placer(layouts, staged.decoded_spec().nbytes(), settings, destinations.front().cuda_stream);
     stats = run_read_many(*impl_, work, layouts, settings, placer.get());
     stats.bytes_out = total_bytes;

@@ -12,6 +12,13 @@
 // and checked again when the inner chunk's bytes are: a shard replaced in between (a concurrent
 // writer) has the inner chunk looked up again in the new file's own index, never old offsets
 // applied to new bytes.
+//
+// Into device memory, with a GPU decoder for the chunks' codec (Settings::decode picks the side,
+// engine/gpu_decode_route.hpp), the units are taken in waves of at most kDeviceDecodeWaveBytes
+// of decoded chunks: the wave's stored chunks go to the GPU decoders (device_chunk_decoder.hpp)
+// and each decoded chunk is then placed from device memory into every region of its unit, as a
+// device-cache entry is. Without the GPU route each chunk is decoded on the host, only as far as
+// its regions read it, and staged.
 #include "engine/read_many.hpp"
 
 #include <cstring>
@@ -25,6 +32,9 @@
 
 #include <fmt/format.h>
 
+#include "engine/chunk_sink.hpp"
+#include "engine/device_chunk_decoder.hpp"
+#include "engine/gpu_decode_route.hpp"
 #include "engine/worker_pool.hpp"
 #include "engine/worker_scratch.hpp"
 #include "util/checked_math.hpp"
@@ -52,6 +62,7 @@ struct Unit {
   bool missing = false;
   DecodedChunkPtr cached;    // found in the cache while planning the shard
   DecodedChunkPtr resident;  // found in the device cache while planning the shard
+  DecodedChunkPtr decoded_on_device;  // decoded by the GPU for this read (its wave)
 };
 
 // One stored file (shard, or chunk for unsharded arrays) and its units [first_unit, last_unit).
@@ -109,11 +120,11 @@ class DeviceFetch {
 class ManyJob {
  public:
   ManyJob(const Array::Impl& array, const std::vector<Region>& regions, const std::vector<DestinationLayout>& destinations,
-          const Settings& settings, DevicePlacer* placer)
+          const Settings& settings, DevicePlacer* placer, const DeviceChunkDecoderFactory& make_decoder)
       : array_(array), metadata_(array.metadata), regions_(regions), destinations_(destinations), settings_(settings),
         rank_(metadata_.rank()), chunk_shape_(to_extents(metadata_.chunk_shape)),
         memory_limit_(settings.effective_memory_limit()), cache_(array.cache.get()), placer_(placer),
-        device_cache_(array.device_cache.get()) {
+        device_cache_(array.device_cache.get()), make_decoder_(make_decoder) {
     if (settings.cache_bytes > cache_->capacity()) cache_->set_capacity(settings.cache_bytes);
     use_cache_ = cache_->enabled();
     if (placer_) {
@@ -128,6 +139,11 @@ class ManyJob {
       inner_shape_ = to_extents(array_.sharding->inner_chunk_shape());
       per_shard_ = to_extents(array_.sharding->chunks_per_shard());
     }
+    // GPU decoding feeds neither cache (a chunk decoded there is never on the host, and the device
+    // cache keeps chunks of their own allocation): with either cache on, chunks decode on the host.
+    if (placer_ && !use_cache_ && !use_device_cache_ && rank_ > 0)
+      route_ = gpu_decode_route_of_array(metadata_.codecs, array_.chain,
+                                         array_.sharding ? &array_.sharding->inner_chain() : nullptr);
   }
 
   ReadStats run() {
@@ -141,7 +157,14 @@ class ManyJob {
     total_ = units_.size();
     if (array_.sharding)
       parallel(shards_.size(), [&](unsigned worker, std::size_t s) { plan_shard(worker, s); return false; });
-    if (!failed_) parallel(units_.size(), [&](unsigned worker, std::size_t u) { produce(worker, u); return true; });
+    if (!failed_) {
+      const DecodeSide side = gpu_side();
+      if (side == DecodeSide::cpu) {
+        parallel(units_.size(), [&](unsigned worker, std::size_t u) { produce(worker, u); return true; });
+      } else {
+        produce_in_waves(side);
+      }
+    }
     if (error_) std::rethrow_exception(error_);
     if (placer_) placer_->finish();
     ReadStats stats;
@@ -150,6 +173,9 @@ class ManyJob {
     stats.bytes_read = bytes_read_.load();
     stats.chunks_decoded = decoded_.load();
     stats.cache_hits = hits_.load();
+    stats.chunks_decoded_gpu = gpu_decoded_.load();
+    stats.bytes_decoded_gpu = stats.chunks_decoded_gpu * staged_bytes_;
+    stats.chunks_decoded_cpu = stats.chunks_decoded - stats.chunks_decoded_gpu;
     stats.threads = workers_;
     stats.io_path = placer_ ? "staged" : "host";
     return stats;
@@ -353,6 +379,98 @@ class ManyJob {
     }
   }
 
+  // Whether a unit's chunk goes to the GPU decoders: stored (as far as planning knows), neither
+  // cached nor found in the device cache, needed by no more regions than one stage announces.
+  bool decodable_on_device(const Unit& unit) const {
+    return !unit.missing && !unit.cached && !unit.resident && unit.last - unit.first <= kMaxBoxesPerStage;
+  }
+
+  // Where this read decodes its chunks (cpu: on the host, staged decoded).
+  DecodeSide gpu_side() const {
+    if (route_.codec == GpuCodec::none) return DecodeSide::cpu;
+    std::uint64_t bytes = 0;
+    for (const Unit& unit : units_)
+      if (decodable_on_device(unit)) bytes = saturating_add(bytes, staged_bytes_);
+    return bytes == 0 ? DecodeSide::cpu : gpu_decode_side(settings_.decode, route_.codec, true, bytes);
+  }
+
+  // The units in waves: each wave's decodable chunks decoded on the GPU, then every unit of the
+  // wave placed; a wave's device buffer is let go once its placements are queued (the placer
+  // holds what its batches still read).
+  void produce_in_waves(DecodeSide side) {
+    const std::size_t slots = wave_slots(staged_bytes_, settings_);
+    const Extents& shape = array_.sharding ? inner_shape_ : chunk_shape_;
+    std::vector<std::size_t> wave;
+    for (std::size_t begin = 0; begin < units_.size() && !failed_;) {
+      wave.clear();
+      std::size_t end = begin;
+      for (; end < units_.size() && (wave.size() < slots || !decodable_on_device(units_[end])); ++end)
+        if (decodable_on_device(units_[end])) wave.push_back(end);
+      if (!wave.empty()) {
+        try {
+          const auto& make = make_decoder_ ? make_decoder_ : DeviceChunkDecoderFactory(make_device_chunk_decoder);
+          auto decoder = make(route_, std::span<const std::uint64_t>(shape.data(), rank_),
+                                                   metadata_.dtype.size, wave.size(), workers_, settings_,
+                                                   placer_->device(), side == DecodeSide::share);
+          parallel(wave.size(), [&](unsigned worker, std::size_t k) {
+            decode_on_device(worker, units_[wave[k]], *decoder, k);
+            return false;
+          });
+          if (failed_) return;
+          const std::vector<DecodedChunkPtr> chunks = decoder->finish();
+          gpu_decoded_ += decoder->gpu_chunks();
+          for (std::size_t k = 0; k < wave.size(); ++k)
+            if (!units_[wave[k]].missing) units_[wave[k]].decoded_on_device = chunks[k];
+        } catch (const std::bad_alloc&) {
+          record_failure(std::make_exception_ptr(Error(ErrorKind::io, "out of memory")));
+        } catch (...) {
+          record_failure(std::current_exception());
+        }
+        if (failed_) return;
+      }
+      parallel(end - begin, [&](unsigned worker, std::size_t t) { produce(worker, begin + t); return true; });
+      for (std::size_t u : wave) units_[u].decoded_on_device.reset();
+      begin = end;
+    }
+  }
+
+  // One chunk of a wave: its stored bytes handed to the GPU decoders for `slot`, or decoded here
+  // when they leave it to the CPU. A chunk found missing only now is marked so.
+  void decode_on_device(unsigned worker, Unit& unit, DeviceChunkDecoder& decoder, std::size_t slot) {
+    try {
+      std::span<const std::byte> stored;
+      if (array_.sharding) {
+        const std::optional<std::span<const std::byte>> inner = read_inner_stored(worker, unit);
+        if (!inner) {
+          unit.missing = true;
+          return;
+        }
+        stored = *inner;
+      } else {
+        auto file = array_.store->open_object(shards_[unit.shard].key, settings_.o_direct);
+        if (!file) {
+          unit.missing = true;
+          return;
+        }
+        stored = read_stored(worker, *file);
+      }
+      if (decoder.decode(worker, stored, slot, where(unit))) {
+        ++decoded_;
+        return;
+      }
+      const std::span<std::byte> target = decoder.staging(worker, static_cast<std::size_t>(staged_bytes_))
+                                              .first(static_cast<std::size_t>(staged_bytes_));
+      decode_into(worker, stored, target);
+      decoder.place_decoded(worker, target, slot);
+    } catch (const EarlierChunkError&) {
+      throw;  // names its own chunk
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::io, fmt::format("{}: out of memory", where(unit)));
+    } catch (const Error& e) {
+      throw e.with_context(where(unit));
+    }
+  }
+
   // Phase 2: one chunk fetched, decoded (or found) and placed into every region that needs it.
   void produce(unsigned worker, std::size_t u) {
     Unit& unit = units_[u];
@@ -398,10 +516,11 @@ class ManyJob {
       boxes.push_back({box_for(unit, needs_[i]), needs_[i].region});
     const std::span<const ManyBox> all(boxes);
     const ChunkSpan whole{0, staged_bytes_};
-    if (unit.resident) {
-      ++hits_;
+    if (unit.resident || unit.decoded_on_device) {
+      if (unit.resident) ++hits_;
+      const DecodedChunkPtr& chunk = unit.resident ? unit.resident : unit.decoded_on_device;
       for (std::size_t at = 0; at < all.size(); at += kMaxBoxesPerStage)
-        placer_->place_resident(unit.resident, all.subspan(at, std::min(kMaxBoxesPerStage, all.size() - at)));
+        placer_->place_resident(chunk, all.subspan(at, std::min(kMaxBoxesPerStage, all.size() - at)));
       return;
     }
     if (boxes.size() > kMaxBoxesPerStage) {
@@ -616,7 +735,11 @@ class ManyJob {
     return target;
   }
 
-  DecodedChunkPtr fetch_inner(unsigned worker, Unit& unit, DeviceFetch* fetch) {
+  // Opens the unit's shard as the worker's file (kept open for the next unit of that shard) and
+  // returns its signature; false when the inner chunk is missing from it. A shard replaced since
+  // its index was read (a writer renamed a new shard over it) has the inner chunk looked up in
+  // its own index, so offsets and bytes match.
+  bool open_shard_of(unsigned worker, Unit& unit, FileSignature& signature) {
     const Shard& shard = shards_[unit.shard];
     WorkerState& state = states_[worker];
     if (!state.file || state.file_key != shard.key) {
@@ -625,21 +748,42 @@ class ManyJob {
       if (!state.file) throw Error(ErrorKind::io, "shard disappeared while being read");
       state.file_key = shard.key;
     }
-    FileSignature signature = signature_of(*state.file);
+    signature = signature_of(*state.file);
     if (signature != *shard.signature) {
-      // Replaced since its index was read (a writer renamed a new shard over it): open the
-      // current file and find the inner chunk in its own index, so offsets and bytes match.
       state.file.reset();
       state.file = array_.store->open_object(shard.key, settings_.o_direct);
       if (!state.file) throw Error(ErrorKind::io, "shard disappeared while being read");
       signature = signature_of(*state.file);
       if (signature != *shard.signature) {
         const codec::ShardIndexEntry entry = locate(*state.file, needs_[unit.first].inner);
-        if (entry.missing()) return nullptr;
+        if (entry.missing()) return false;
         unit.offset = entry.offset;
         unit.nbytes = entry.nbytes;
       }
     }
+    return true;
+  }
+
+  // The unit's stored inner chunk, read whole into the worker's buffer; nullopt when missing.
+  std::optional<std::span<const std::byte>> read_inner_stored(unsigned worker, Unit& unit) {
+    FileSignature signature;
+    if (!open_shard_of(worker, unit, signature)) return std::nullopt;
+    check_chunk_memory(unit.nbytes);
+    if (unit.nbytes > staged_chain_->max_encoded_size())
+      throw Error(ErrorKind::corrupt_data, fmt::format("inner chunk is {} bytes, more than any valid encoding ({})",
+                                                       unit.nbytes, staged_chain_->max_encoded_size()));
+    auto& encoded = states_[worker].buffers->stored;
+    encoded.resize(static_cast<std::size_t>(unit.nbytes));
+    states_[worker].file->read_exact(unit.offset, encoded);
+    bytes_read_ += unit.nbytes;
+    return std::span<const std::byte>(encoded);
+  }
+
+  DecodedChunkPtr fetch_inner(unsigned worker, Unit& unit, DeviceFetch* fetch) {
+    const Shard& shard = shards_[unit.shard];
+    WorkerState& state = states_[worker];
+    FileSignature signature;
+    if (!open_shard_of(worker, unit, signature)) return nullptr;
     check_chunk_memory(unit.nbytes);
     if (fetch) fetch->signature = signature;
     if (fetch && !use_cache_) {
@@ -716,6 +860,8 @@ class ManyJob {
   ChunkCache* device_cache_ = nullptr;
   bool use_device_cache_ = false;
   const codec::CodecChain* staged_chain_ = nullptr;
+  GpuDecodeRoute route_;  // the GPU decoders' route (codec none: chunks decode on the host)
+  const DeviceChunkDecoderFactory& make_decoder_;
   std::uint64_t staged_bytes_ = 0;
   std::uint64_t scratch_bytes_ = 0;
   Extents inner_shape_{};
@@ -737,6 +883,7 @@ class ManyJob {
   std::atomic<std::size_t> missing_{0};
   std::atomic<std::size_t> decoded_{0};
   std::atomic<std::size_t> hits_{0};
+  std::atomic<std::size_t> gpu_decoded_{0};
   std::atomic<std::uint64_t> bytes_read_{0};
 };
 
@@ -744,8 +891,14 @@ class ManyJob {
 
 ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& regions,
                         const std::vector<DestinationLayout>& destinations, const Settings& settings,
-                        DevicePlacer* placer) {
-  return ManyJob(array, regions, destinations, settings, placer).run();
+                        DevicePlacer* placer, const DeviceChunkDecoderFactory& make_decoder) {
+  return ManyJob(array, regions, destinations, settings, placer, make_decoder).run();
+}
+
+std::size_t wave_slots(std::uint64_t chunk_bytes, const Settings& settings) {
+  const std::uint64_t budget =
+      std::min(kDeviceDecodeWaveBytes, checked_mul(settings.staging_bytes, 4).value_or(~std::uint64_t{0}));
+  return static_cast<std::size_t>(std::max<std::uint64_t>(1, budget / std::max<std::uint64_t>(chunk_bytes, 1)));
 }
 
 }  // namespace zarrdirect

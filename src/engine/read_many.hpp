@@ -1,9 +1,12 @@
 // The batch reader behind Array::read_many and cached reads: many regions planned as one.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "engine/array_state.hpp"
+#include "engine/device_chunk_decoder.hpp"
 #include "engine/device_placer.hpp"
 #include "engine/layout.hpp"
 
@@ -18,10 +21,20 @@ namespace zarrdirect {
 // With `placer`, the destinations are in device memory (device_placer.hpp) and every chunk goes
 // through it: the part of it the batch needs is staged once and placed on the device into every
 // region, chunks of the handle's device cache are placed from GPU memory, and the placer is
-// finished before this returns. `destinations` then describe the device memory itself.
+// finished before this returns. `destinations` then describe the device memory itself. Chunks
+// whose codec a GPU decoder takes (when Settings::decode puts them on the GPU, and neither cache
+// is on) are decoded by decoders from `make_decoder` (default make_device_chunk_decoder; tests
+// pass a host one), a wave at a time (wave_slots()), and placed from there.
+using DeviceChunkDecoderFactory = std::function<std::unique_ptr<DeviceChunkDecoder>(
+    const GpuDecodeRoute& route, std::span<const std::uint64_t> chunk_shape, std::size_t element_size,
+    std::size_t slots, unsigned workers, const Settings& settings, int device, bool share)>;
 ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& regions,
                         const std::vector<DestinationLayout>& destinations, const Settings& settings,
-                        DevicePlacer* placer = nullptr);
+                        DevicePlacer* placer = nullptr, const DeviceChunkDecoderFactory& make_decoder = {});
+
+// Chunks of `chunk_bytes` one GPU decoding wave of read_many holds: kDeviceDecodeWaveBytes, at
+// most four times the read's staging budget (Settings::staging_bytes), at least one chunk.
+std::size_t wave_slots(std::uint64_t chunk_bytes, const Settings& settings);
 
 }  // namespace zarrdirect
 

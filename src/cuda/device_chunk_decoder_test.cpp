@@ -1,0 +1,284 @@
+// read_many into device memory with the chunks decoded on the GPU (device_chunk_decoder.hpp).
+//
+// Without a GPU: the batch reader's waves run through the host placer (placer_reference.hpp) and
+// a host decoder standing for the GPU's (it decodes with the array's own chain, and leaves every
+// third chunk to the reader as the GPU's planner leaves frames it does not take): for zstd arrays,
+// plain and sharded, with missing chunks and shards, in one wave and in waves of one chunk, every
+// region must equal a per-region host read, each present chunk be decoded once, and nothing be
+// staged but what the decoder left to the host. With a GPU (skipped without one): read_many_into
+// CUDA memory with Settings::decode gpu and share against the same host reads, and a corrupt
+// chunk failing the read with an error that names it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "cuda/placer_reference.hpp"
+#include "cuda/read_many_test_support.hpp"
+#include "engine/device_chunk_decoder.hpp"
+#include "engine/read_many.hpp"
+#include "metadata/metadata_file.hpp"
+
+namespace zarrdirect {
+namespace {
+
+using namespace test::many;
+
+// What the host decoders of one read did.
+struct DecoderLog {
+  std::atomic<std::size_t> waves{0};
+  std::atomic<std::size_t> slots{0};
+  std::atomic<std::size_t> taken{0};   // chunks decode() took
+  std::atomic<std::size_t> placed{0};  // chunks handed back decoded (place_decoded)
+  std::atomic<std::size_t> offered{0};
+};
+
+// A DeviceChunkDecoder on the host: the wave's slots in host memory (marked device 0, as the host
+// placer's device cache is), chunks decoded with the array's chain; every `refuse_every`-th chunk
+// (0: none) is refused, as the GPU's planner refuses frames it does not take.
+class HostChunkDecoder final : public DeviceChunkDecoder {
+ public:
+  HostChunkDecoder(const codec::CodecChain& chain, std::size_t slots, std::size_t refuse_every, DecoderLog& log)
+      : chain_(chain), chunk_bytes_(static_cast<std::size_t>(chain.decoded_spec().nbytes())), slots_(slots),
+        refuse_every_(refuse_every), log_(log), wave_(std::make_shared<std::vector<std::byte>>(slots * chunk_bytes_)),
+        given_(slots, false) {}
+
+  bool decode(unsigned, std::span<const std::byte> stored, std::size_t slot, std::string_view) override {
+    if (refuse_every_ != 0 && ++log_.offered % refuse_every_ == 0) return false;
+    codec::Scratch scratch;
+    chain_.decode(stored, slot_bytes(slot), scratch);
+    ++log_.taken;
+    ++taken_;
+    return true;
+  }
+  std::span<std::byte> staging(unsigned worker, std::size_t nbytes) override {
+    std::lock_guard lock(mutex_);
+    std::vector<std::byte>& buffer = staging_[worker];
+    buffer.resize(nbytes);
+    return buffer;
+  }
+  void place_decoded(unsigned, std::span<const std::byte> chunk, std::size_t slot) override {
+    EXPECT_EQ(chunk.size(), chunk_bytes_);
+    std::memcpy(slot_bytes(slot).data(), chunk.data(), chunk_bytes_);
+    ++log_.placed;
+  }
+  std::vector<DecodedChunkPtr> finish() override {
+    std::vector<DecodedChunkPtr> chunks;
+    for (std::size_t k = 0; k < slots_; ++k) {
+      // Views into the wave, which the last of them frees.
+      auto view = std::make_shared<DecodedChunk>(wave_->data() + k * chunk_bytes_, chunk_bytes_, 0,
+                                                 [](std::byte*, int) {});
+      chunks.push_back(DecodedChunkPtr(view.get(), [view, wave = wave_](const DecodedChunk*) {}));
+    }
+    return chunks;
+  }
+  std::uint64_t gpu_chunks() const override { return taken_; }
+
+ private:
+  std::span<std::byte> slot_bytes(std::size_t slot) {
+    EXPECT_LT(slot, slots_);
+    std::lock_guard lock(mutex_);
+    EXPECT_FALSE(given_[slot]) << "slot " << slot << " given twice";
+    given_[slot] = true;
+    return {wave_->data() + slot * chunk_bytes_, chunk_bytes_};
+  }
+
+  const codec::CodecChain& chain_;
+  std::size_t chunk_bytes_;
+  std::size_t slots_;
+  std::size_t refuse_every_;
+  DecoderLog& log_;
+  std::shared_ptr<std::vector<std::byte>> wave_;
+  std::atomic<std::size_t> taken_{0};
+  std::mutex mutex_;
+  std::vector<bool> given_;
+  std::map<unsigned, std::vector<std::byte>> staging_;
+};
+
+DeviceChunkDecoderFactory host_decoders(const Array::Impl& impl, std::size_t refuse_every, DecoderLog& log) {
+  const codec::CodecChain& chain = impl.sharding ? impl.sharding->inner_chain() : impl.chain;
+  return [&chain, refuse_every, &log](const GpuDecodeRoute& route, std::span<const std::uint64_t> shape,
+                                      std::size_t element_size, std::size_t slots, unsigned, const Settings&, int,
+                                      bool) -> std::unique_ptr<DeviceChunkDecoder> {
+    EXPECT_EQ(route.codec, GpuCodec::zstd);
+    EXPECT_EQ(element_size, chain.decoded_spec().dtype.size);
+    EXPECT_TRUE(std::equal(shape.begin(), shape.end(), chain.decoded_spec().shape.begin(), chain.decoded_spec().shape.end()));
+    ++log.waves;
+    log.slots += slots;
+    return std::make_unique<HostChunkDecoder>(chain, slots, refuse_every, log);
+  };
+}
+
+nlohmann::json zstd_codec() { return {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}}; }
+
+// zstd arrays: 32^3 chunks with the first chunk left out (fill) and another removed; shards of
+// 64^3 holding 32^3 zstd inner chunks, an inner chunk left out and a whole shard removed.
+std::vector<test::BatchCase> zstd_cases(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  using nlohmann::json;
+  std::vector<test::BatchCase> cases;
+  const json plain = json::array({test::batch_bytes_codec(), zstd_codec()});
+  cases.push_back({"zstd32", dir / "zstd32",
+                   test::write_batch_array<std::uint16_t>(
+                       dir / "zstd32", test::batch_doc({96, 80, 72}, {32, 32, 32}, "uint16", 263, plain), 32, 263)});
+  fs::remove(dir / "zstd32" / "c" / "1" / "2" / "1");
+  const json sharding = {{"name", "sharding_indexed"},
+                         {"configuration",
+                          {{"chunk_shape", {32, 32, 32}},
+                           {"codecs", plain},
+                           {"index_codecs", json::array({test::batch_bytes_codec(), {{"name", "crc32c"}}})}}}};
+  cases.push_back({"sharded_zstd", dir / "sharded_zstd",
+                   test::write_batch_array<std::uint16_t>(
+                       dir / "sharded_zstd",
+                       test::batch_doc({128, 96, 72}, {64, 64, 64}, "uint16", 263, json::array({sharding})), 32, 263)});
+  fs::remove(dir / "sharded_zstd" / "c" / "1" / "0" / "1");
+  return cases;
+}
+
+TEST(DeviceChunkDecoderReference, WavesOfDecodedChunksMatchPerRegionReads) {
+  test::TempDir dir;
+  for (const auto& c : zstd_cases(dir.path())) {
+    auto impl = Array::Impl::create(c.path, read_array_metadata(c.path));
+    const auto regions = patches(c.array.metadata().shape);
+    const auto expected = expected_reads(c.array, regions, 0);
+    for (std::size_t refuse_every : {0, 3}) {
+      for (bool one_chunk_waves : {false, true}) {
+        SCOPED_TRACE(c.name + (one_chunk_waves ? ", waves of one chunk" : ", one wave") + ", refusing every " +
+                     std::to_string(refuse_every));
+        Buffers got = host_buffers(regions, c.array.metadata().dtype.size, 0);
+        test::HostPlacer placer(got.layouts, std::size_t{1} << 22);
+        Settings settings;
+        settings.threads = 3;
+        settings.decode = DecodeSide::gpu;
+        if (one_chunk_waves) settings.staging_bytes = 1;
+        DecoderLog log;
+        const ReadStats stats = run_read_many(*impl, regions, got.layouts, settings, &placer,
+                                              host_decoders(*impl, refuse_every, log));
+        for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got.bytes[i] == expected[i]) << "region " << i;
+        const std::size_t present = stats.chunks_total - stats.chunks_missing;
+        EXPECT_GT(stats.chunks_missing, 0u);
+        EXPECT_GT(placer.fills, 0u);
+        // Each present chunk decoded once: by the decoder, or by the reader when refused.
+        EXPECT_EQ(log.taken + log.placed, present);
+        EXPECT_EQ(stats.chunks_decoded, present);
+        EXPECT_EQ(stats.chunks_decoded_gpu, log.taken.load());
+        EXPECT_EQ(stats.bytes_decoded_gpu, log.taken * chunk_bytes_of(*impl));
+        if (refuse_every == 0) {
+          EXPECT_EQ(log.placed, 0u);
+        } else {
+          EXPECT_GT(log.placed, 0u);
+        }
+        // Nothing staged from the host: every chunk placed from its wave.
+        EXPECT_EQ(placer.stages, 0u);
+        EXPECT_GE(placer.resident_places, present);
+        if (one_chunk_waves) {
+          EXPECT_EQ(log.slots, log.waves);  // one slot each
+          EXPECT_GE(log.waves, present);    // a missing chunk of the unsharded array is found in its wave
+        } else {
+          EXPECT_EQ(log.waves, 1u);
+        }
+      }
+    }
+  }
+}
+
+TEST(DeviceChunkDecoderReference, CpuDecodingOrACacheKeepsChunksOnTheHost) {
+  test::TempDir dir;
+  const auto cases = zstd_cases(dir.path());
+  const auto& c = cases.front();
+  auto impl = Array::Impl::create(c.path, read_array_metadata(c.path));
+  const auto regions = patches(c.array.metadata().shape);
+  const auto expected = expected_reads(c.array, regions, 0);
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    Buffers got = host_buffers(regions, c.array.metadata().dtype.size, 0);
+    test::HostPlacer placer(got.layouts, std::size_t{1} << 22);
+    Settings settings;
+    settings.decode = variant == 0 ? DecodeSide::cpu : DecodeSide::gpu;
+    if (variant == 1) settings.cache_bytes = std::size_t{64} << 20;
+    if (variant == 2) impl->device_cache->set_capacity(std::size_t{64} << 20);
+    DecoderLog log;
+    const ReadStats stats = run_read_many(*impl, regions, got.layouts, settings, &placer, host_decoders(*impl, 0, log));
+    for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got.bytes[i] == expected[i]) << "region " << i;
+    EXPECT_EQ(log.waves, 0u);
+    EXPECT_EQ(stats.chunks_decoded_gpu, 0u);
+    EXPECT_GT(placer.stages, 0u);
+    impl->device_cache->set_capacity(0);
+  }
+}
+
+TEST(DeviceChunkDecoderReference, WaveSlots) {
+  Settings settings;
+  settings.staging_bytes = std::size_t{256} << 20;
+  EXPECT_EQ(wave_slots(std::uint64_t{4} << 20, settings), 256u);  // kDeviceDecodeWaveBytes
+  settings.staging_bytes = std::size_t{16} << 20;
+  EXPECT_EQ(wave_slots(std::uint64_t{4} << 20, settings), 16u);  // four staging budgets
+  settings.staging_bytes = 1;
+  EXPECT_EQ(wave_slots(std::uint64_t{4} << 20, settings), 1u);
+  settings.staging_bytes = SIZE_MAX;
+  EXPECT_EQ(wave_slots(std::uint64_t{1} << 40, settings), 1u);  // a chunk larger than a wave
+  EXPECT_EQ(wave_slots(0, settings), kDeviceDecodeWaveBytes);
+}
+
+// ---- On the GPU --------------------------------------------------------------------------------
+
+TEST(DeviceChunkDecoder, ReadManyDecodedOnTheGpuMatchesPerRegionReads) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  for (const auto& c : zstd_cases(dir.path())) {
+    const auto regions = patches(c.array.metadata().shape);
+    for (std::size_t kind = 0; kind < 3; ++kind) {
+      const auto expected = expected_reads(c.array, regions, kind);
+      for (DecodeSide side : {DecodeSide::gpu, DecodeSide::share}) {
+        for (bool one_chunk_waves : {false, true}) {
+          SCOPED_TRACE(c.name + " destination kind " + std::to_string(kind) + " decode " +
+                       std::string(to_string(side)) + (one_chunk_waves ? ", waves of one chunk" : ""));
+          Settings settings;
+          settings.threads = 4;
+          settings.decode = side;
+          if (one_chunk_waves) settings.staging_bytes = 1;
+          ReadStats stats;
+          const auto got = gpu_read_many(c.array, regions, kind, settings, &stats);
+          for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got[i] == expected[i]) << "region " << i;
+          EXPECT_EQ(stats.chunks_decoded, stats.chunks_total - stats.chunks_missing);
+          if (side == DecodeSide::gpu) {
+            EXPECT_EQ(stats.chunks_decoded_gpu, stats.chunks_decoded);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(DeviceChunkDecoder, ACorruptChunkFailsTheReadNamingIt) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  const auto cases = zstd_cases(dir.path());
+  const auto& c = cases.front();
+  // Chunk 1/1/1: its frame header stays valid (so the GPU takes it), its blocks become noise.
+  const std::filesystem::path chunk = c.path / "c" / "1" / "1" / "1";
+  std::string bytes;
+  {
+    std::ifstream in(chunk, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 64u);
+  for (std::size_t i = 12; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 151 + 7) & 0xff);
+  std::ofstream(chunk, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const Array array = Array::open(c.path);
+  Settings settings;
+  settings.decode = DecodeSide::gpu;
+  try {
+    gpu_read_many(array, patches(array.metadata().shape), 0, settings, nullptr);
+    ADD_FAILURE() << "a corrupt chunk was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("c/1/1/1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zarrdirect
