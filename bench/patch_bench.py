@@ -23,6 +23,9 @@ Writes the test volumes with `zarrdirect sample` (uint16, a smooth signal plus n
   ts_futures           tensorstore, every read issued at once as futures
   ts_futures_cache     the same with a --cache-gib cache pool, warm (filled by one whole read)
 
+With --quick: zd_read_many_<side> for ZARRDIRECT_DECODE=auto, gpu, share and cpu (compressed chunks
+decoded on the GPU, shared with the CPU, or on the CPU), and ts_futures; nothing else.
+
 Each zarrdirect rate has a `..._vs_ts_futures` column beside it: its rate over tensorstore's
 futures (the cache columns over ts_futures_cache).
 
@@ -111,6 +114,16 @@ def bench_zarrdirect(path, regions, args, row):
     read_one = (lambda a, r: a.cuda[r]) if device == "cuda" else (lambda a, r: a[r])
     arr = zarrdirect.open(path)
     n = len(regions)
+    if args.quick:
+        # read_many alone, with each decode side (ZARRDIRECT_DECODE, read per call) and the default.
+        for side in ("auto", "gpu", "share", "cpu"):
+            os.environ["ZARRDIRECT_DECODE"] = side
+            try:
+                row[f"zd_read_many_{side}"] = rate(n, timed(lambda: arr.read_many(regions, device=device, stack=True),
+                                                            args.repeat))
+            finally:
+                del os.environ["ZARRDIRECT_DECODE"]
+        return
     row["zd_one_by_one"] = rate(n, timed(lambda: [read_one(arr, r) for r in regions], args.repeat))
     with ThreadPoolExecutor(16) as pool:
         row["zd_threads16"] = rate(n, timed(lambda: list(pool.map(lambda r: read_one(arr, r), regions)), args.repeat))
@@ -234,8 +247,10 @@ def bench_tensorstore(path, regions, args, row):
             sync.to_device(f.result())
         sync()
 
-    row["ts_sequential"] = rate(n, timed(sequential, args.repeat))
     row["ts_futures"] = rate(n, timed(lambda: futures(store), args.repeat))
+    if args.quick:
+        return
+    row["ts_sequential"] = rate(n, timed(sequential, args.repeat))
     context = ts.Context({"cache_pool": {"total_bytes_limit": int(args.cache_gib * 2**30)}})
     cached = ts.open(spec, context=context).result()
     cached.read().result()  # fills the cache
@@ -248,7 +263,8 @@ def bench_tensorstore(path, regions, args, row):
 
 def compare(row):
     """zarrdirect's rates over tensorstore's futures (cached over cached)."""
-    peers = {"zd_read_many": "ts_futures", "zd_read_many_gather": "ts_futures", "zd_dataset": "ts_futures",
+    peers = {"zd_read_many": "ts_futures", "zd_read_many_auto": "ts_futures", "zd_read_many_gpu": "ts_futures",
+             "zd_read_many_share": "ts_futures", "zd_read_many_cpu": "ts_futures", "zd_read_many_gather": "ts_futures", "zd_dataset": "ts_futures",
              "zd_read_many_cache": "ts_futures_cache", "zd_read_many_devcache": "ts_futures_cache"}
     for ours, theirs in peers.items():
         if isinstance(row.get(ours), (int, float)) and isinstance(row.get(theirs), (int, float)) and row[theirs]:
@@ -273,6 +289,8 @@ def main() -> int:
     parser.add_argument("--device-cache-gib", type=float, default=8.0, help="device cache (GPU memory)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true",
+                        help="read_many under each ZARRDIRECT_DECODE side and tensorstore's futures only")
     args = parser.parse_args()
 
     args.work.mkdir(parents=True, exist_ok=True)
