@@ -186,6 +186,8 @@ TEST(DeviceChunkDecoderReference, WavesOfDecodedChunksMatchPerRegionReads) {
   }
 }
 
+// decode cpu, a host cache, the device cache, and `auto` (read_many decodes on the GPU only when
+// asked to, until its waves are measured on a GPU) each keep the chunks on the host.
 TEST(DeviceChunkDecoderReference, CpuDecodingOrACacheKeepsChunksOnTheHost) {
   test::TempDir dir;
   const auto cases = zstd_cases(dir.path());
@@ -193,12 +195,12 @@ TEST(DeviceChunkDecoderReference, CpuDecodingOrACacheKeepsChunksOnTheHost) {
   auto impl = Array::Impl::create(c.path, read_array_metadata(c.path));
   const auto regions = patches(c.array.metadata().shape);
   const auto expected = expected_reads(c.array, regions, 0);
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 4; ++variant) {
     SCOPED_TRACE("variant " + std::to_string(variant));
     Buffers got = host_buffers(regions, c.array.metadata().dtype.size, 0);
     test::HostPlacer placer(got.layouts, std::size_t{1} << 22);
     Settings settings;
-    settings.decode = variant == 0 ? DecodeSide::cpu : DecodeSide::gpu;
+    settings.decode = variant == 0 ? DecodeSide::cpu : variant == 3 ? DecodeSide::automatic : DecodeSide::gpu;
     if (variant == 1) settings.cache_bytes = std::size_t{64} << 20;
     if (variant == 2) impl->device_cache->set_capacity(std::size_t{64} << 20);
     DecoderLog log;
@@ -222,6 +224,10 @@ TEST(DeviceChunkDecoderReference, WaveSlots) {
   settings.staging_bytes = SIZE_MAX;
   EXPECT_EQ(wave_slots(std::uint64_t{1} << 40, settings), 1u);  // a chunk larger than a wave
   EXPECT_EQ(wave_slots(0, settings), kDeviceDecodeWaveBytes);
+  EXPECT_TRUE(read_many_decodes_on_gpu(DecodeSide::gpu));
+  EXPECT_TRUE(read_many_decodes_on_gpu(DecodeSide::share));
+  EXPECT_FALSE(read_many_decodes_on_gpu(DecodeSide::automatic));
+  EXPECT_FALSE(read_many_decodes_on_gpu(DecodeSide::cpu));
 }
 
 // ---- On the GPU --------------------------------------------------------------------------------

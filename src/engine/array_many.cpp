@@ -105,7 +105,7 @@ ReadStats Array::read_many_into(const std::vector<Region>& regions, const std::v
   const bool host_cache = impl_->cache->enabled() || settings.cache_bytes > 0;
   const codec::CodecChain& staged = impl_->sharding ? impl_->sharding->inner_chain() : impl_->chain;
   bool gpu_decodes = false;
-  if (!device_cache && !host_cache && metadata.rank() > 0) {
+  if (!device_cache && !host_cache && metadata.rank() > 0 && read_many_decodes_on_gpu(settings.decode)) {
     const GpuDecodeRoute route = gpu_decode_route_of_array(metadata.codecs, impl_->chain,
                                                            impl_->sharding ? &impl_->sharding->inner_chain() : nullptr);
     const std::uint64_t decoded = touched_cell_bytes(

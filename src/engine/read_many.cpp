@@ -385,9 +385,11 @@ class ManyJob {
     return !unit.missing && !unit.cached && !unit.resident && unit.last - unit.first <= kMaxBoxesPerStage;
   }
 
-  // Where this read decodes its chunks (cpu: on the host, staged decoded).
+  // Where this read decodes its chunks (cpu: on the host, staged decoded). Only where
+  // Settings::decode asks for the GPU (gpu or share): the waves have not yet been measured on a
+  // GPU (docs/BENCHMARKS.md, session 17), so `auto` keeps read_many's chunks on the host.
   DecodeSide gpu_side() const {
-    if (route_.codec == GpuCodec::none) return DecodeSide::cpu;
+    if (route_.codec == GpuCodec::none || !read_many_decodes_on_gpu(settings_.decode)) return DecodeSide::cpu;
     std::uint64_t bytes = 0;
     for (const Unit& unit : units_)
       if (decodable_on_device(unit)) bytes = saturating_add(bytes, staged_bytes_);
@@ -894,6 +896,8 @@ ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& reg
                         DevicePlacer* placer, const DeviceChunkDecoderFactory& make_decoder) {
   return ManyJob(array, regions, destinations, settings, placer, make_decoder).run();
 }
+
+bool read_many_decodes_on_gpu(DecodeSide side) { return side == DecodeSide::gpu || side == DecodeSide::share; }
 
 std::size_t wave_slots(std::uint64_t chunk_bytes, const Settings& settings) {
   const std::uint64_t budget =

@@ -32,6 +32,10 @@ ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& reg
                         const std::vector<DestinationLayout>& destinations, const Settings& settings,
                         DevicePlacer* placer = nullptr, const DeviceChunkDecoderFactory& make_decoder = {});
 
+// Whether read_many into device memory may decode on the GPU under `side`: gpu and share only.
+// `auto` keeps its chunks on the host until the waves are measured against it on a GPU.
+bool read_many_decodes_on_gpu(DecodeSide side);
+
 // Chunks of `chunk_bytes` one GPU decoding wave of read_many holds: kDeviceDecodeWaveBytes, at
 // most four times the read's staging budget (Settings::staging_bytes), at least one chunk.
 std::size_t wave_slots(std::uint64_t chunk_bytes, const Settings& settings);
