@@ -33,7 +33,9 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     // them gave 5.36 GB/s against 10.12 on 16 cores for 4 MiB frames, 7.80 against 10.13 for
     // 64 KiB frames (H100, session 13: a batch costs the time of one slow stream thread whatever
     // it holds). Listing a chunk costs the host a small part of decoding it, so sharing adds most
-    // of the GPU's rate to the cores'.
+    // of the GPU's rate to the cores'. (Session 17 found the slow stream thread's cause, early
+    // returns in the Huffman loop that made a warp run it about four times over, 3.7x in a probe;
+    // removed, not yet measured through reads: this choice stands until it is.)
     {GpuCodec::zstd, "zstd", true, DecodeSide::share},
 };
 
