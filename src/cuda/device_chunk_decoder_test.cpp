@@ -213,6 +213,38 @@ TEST(DeviceChunkDecoderReference, CpuDecodingOrACacheKeepsChunksOnTheHost) {
   }
 }
 
+// A chunk the decoder cannot decode fails the read with an error naming the chunk, whether the
+// decoder or the reader (after a refusal) decodes it.
+TEST(DeviceChunkDecoderReference, ACorruptChunkFailsTheReadNamingIt) {
+  test::TempDir dir;
+  const auto cases = zstd_cases(dir.path());
+  const auto& c = cases.front();
+  const std::filesystem::path chunk = c.path / "c" / "1" / "1" / "1";
+  std::string bytes;
+  {
+    std::ifstream in(chunk, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes.resize(bytes.size() / 2);  // cut short: no decoder can finish it
+  std::ofstream(chunk, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  auto impl = Array::Impl::create(c.path, read_array_metadata(c.path));
+  const auto regions = patches(c.array.metadata().shape);
+  for (std::size_t refuse_every : {0, 1}) {
+    SCOPED_TRACE("refusing every " + std::to_string(refuse_every));
+    Buffers got = host_buffers(regions, c.array.metadata().dtype.size, 0);
+    test::HostPlacer placer(got.layouts, std::size_t{1} << 22);
+    Settings settings;
+    settings.decode = DecodeSide::gpu;
+    DecoderLog log;
+    try {
+      run_read_many(*impl, regions, got.layouts, settings, &placer, host_decoders(*impl, refuse_every, log));
+      ADD_FAILURE() << "a corrupt chunk was read";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("(chunk c/1/1/1)"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(DeviceChunkDecoderReference, WaveSlots) {
   Settings settings;
   settings.staging_bytes = std::size_t{256} << 20;
