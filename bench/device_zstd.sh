@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU-machine call for the zstd decoder (issue 18): builds build-dev without the Python module
 # (Release, sm_90, tests on), runs the GPU decode tests, the kernel-level timing and the read-path
-# GPU/CPU comparison. Needs .device/deps (scripts/pack_device_deps.sh) carried.
+# GPU/CPU comparison; the tests include read_many's GPU decoding waves. Needs .device/deps
+# (scripts/pack_device_deps.sh) carried.
 #   bench/device_zstd.sh [SHAPE]        SHAPE of decode_bench's sample (default 512,512,512)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ cmake --build build-dev -j "$(nproc)" --target zarrdirect_tests zarrdirect_cli z
 log "GPU tests"
 nvidia-smi --query-gpu=name --format=csv,noheader
 ZARRDIRECT_CONFORMANCE_DIR="$PWD/tests/data/conformance" timeout 200 build-dev/tests/zarrdirect_tests \
-  --gtest_filter="${TEST_FILTER:-GpuDecode*:GpuZstd*:ZstdGpuJobs*:DeviceRead.*}" > "$OUT/tests.log" 2>&1
+  --gtest_filter="${TEST_FILTER:-GpuDecode*:GpuZstd*:ZstdGpuJobs*:DeviceRead.*:DeviceChunkDecoder*:DevicePlacer*}" > "$OUT/tests.log" 2>&1
 grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure" "$OUT/tests.log" | head -30
 grep -A12 "Failure" "$OUT/tests.log" | head -60
 log "kernels"
