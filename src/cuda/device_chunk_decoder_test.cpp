@@ -213,6 +213,26 @@ TEST(DeviceChunkDecoderReference, CpuDecodingOrACacheKeepsChunksOnTheHost) {
   }
 }
 
+// Chunks larger than a wave (1 GiB) are decoded on the host: no wave is made for them. (The
+// array's only chunk is missing, so nothing is decoded at all.)
+TEST(DeviceChunkDecoderReference, ChunksLargerThanAWaveStayOnTheHost) {
+  test::TempDir dir;
+  const std::vector<std::uint64_t> shape{36000, 36000};  // 1.3 GB of uint8 in one chunk
+  Array::create(dir.path() / "big", test::batch_doc(shape, shape, "uint8", 0,
+                                                    nlohmann::json::array({test::batch_bytes_codec(), zstd_codec()})));
+  auto impl = Array::Impl::create(dir.path() / "big", read_array_metadata(dir.path() / "big"));
+  const std::vector<Region> regions{{{0, 4}, {0, 4}}, {{100, 104}, {7, 11}}};
+  Buffers got = host_buffers(regions, 1, 0);
+  test::HostPlacer placer(got.layouts, std::size_t{1} << 20);
+  Settings settings;
+  settings.decode = DecodeSide::gpu;
+  DecoderLog log;
+  const ReadStats stats = run_read_many(*impl, regions, got.layouts, settings, &placer, host_decoders(*impl, 0, log));
+  EXPECT_EQ(log.waves, 0u);
+  EXPECT_EQ(stats.chunks_missing, 1u);
+  for (const auto& bytes : got.bytes) EXPECT_EQ(bytes, std::vector<std::byte>(bytes.size(), std::byte{0}));
+}
+
 // A chunk the decoder cannot decode fails the read with an error naming the chunk, whether the
 // decoder or the reader (after a refusal) decodes it.
 TEST(DeviceChunkDecoderReference, ACorruptChunkFailsTheReadNamingIt) {

@@ -390,6 +390,8 @@ class ManyJob {
   // GPU (docs/BENCHMARKS.md, session 17), so `auto` keeps read_many's chunks on the host.
   DecodeSide gpu_side() const {
     if (route_.codec == GpuCodec::none || !read_many_decodes_on_gpu(settings_.decode)) return DecodeSide::cpu;
+    // A chunk larger than a whole wave would take GPU memory for one chunk alone: the host's.
+    if (staged_bytes_ > kDeviceDecodeWaveBytes) return DecodeSide::cpu;
     std::uint64_t bytes = 0;
     for (const Unit& unit : units_)
       if (decodable_on_device(unit)) bytes = saturating_add(bytes, staged_bytes_);
