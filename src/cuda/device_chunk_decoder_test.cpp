@@ -113,6 +113,18 @@ DeviceChunkDecoderFactory host_decoders(const Array::Impl& impl, std::size_t ref
   };
 }
 
+// The file's bytes changed in place by `change`.
+template <typename Change>
+void rewrite_file(const std::filesystem::path& path, Change change) {
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  change(bytes);
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
 nlohmann::json zstd_codec() { return {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}}; }
 
 // zstd arrays: 32^3 chunks with the first chunk left out (fill) and another removed; shards of
@@ -239,14 +251,9 @@ TEST(DeviceChunkDecoderReference, ACorruptChunkFailsTheReadNamingIt) {
   test::TempDir dir;
   const auto cases = zstd_cases(dir.path());
   const auto& c = cases.front();
-  const std::filesystem::path chunk = c.path / "c" / "1" / "1" / "1";
-  std::string bytes;
-  {
-    std::ifstream in(chunk, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  bytes.resize(bytes.size() / 2);  // cut short: no decoder can finish it
-  std::ofstream(chunk, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  rewrite_file(c.path / "c" / "1" / "1" / "1", [](std::string& bytes) {
+    bytes.resize(bytes.size() / 2);  // cut short: no decoder can finish it
+  });
   auto impl = Array::Impl::create(c.path, read_array_metadata(c.path));
   const auto regions = patches(c.array.metadata().shape);
   for (std::size_t refuse_every : {0, 1}) {
@@ -318,15 +325,10 @@ TEST(DeviceChunkDecoder, ACorruptChunkFailsTheReadNamingIt) {
   const auto cases = zstd_cases(dir.path());
   const auto& c = cases.front();
   // Chunk 1/1/1: its frame header stays valid (so the GPU takes it), its blocks become noise.
-  const std::filesystem::path chunk = c.path / "c" / "1" / "1" / "1";
-  std::string bytes;
-  {
-    std::ifstream in(chunk, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  ASSERT_GT(bytes.size(), 64u);
-  for (std::size_t i = 12; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 151 + 7) & 0xff);
-  std::ofstream(chunk, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  rewrite_file(c.path / "c" / "1" / "1" / "1", [](std::string& bytes) {
+    ASSERT_GT(bytes.size(), 64u);
+    for (std::size_t i = 12; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 151 + 7) & 0xff);
+  });
   const Array array = Array::open(c.path);
   Settings settings;
   settings.decode = DecodeSide::gpu;

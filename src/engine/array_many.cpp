@@ -6,9 +6,7 @@
 
 #include "engine/batch_upload.hpp"
 #include "engine/device_placer.hpp"
-#include "engine/gpu_decode_route.hpp"
 #include "engine/read_many.hpp"
-#include "util/checked_math.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -17,22 +15,6 @@ std::uint64_t element_count(const std::vector<std::uint64_t>& shape) {
   std::uint64_t count = 1;
   for (auto extent : shape) count *= extent;
   return count;
-}
-
-// At most the decoded bytes of the chunks (cells of `cell` elements, `cell_bytes` each) that
-// `regions` touch: each region's cells counted, those shared by regions as often as they are.
-std::uint64_t touched_cell_bytes(const std::vector<Region>& regions, const std::vector<std::uint64_t>& cell,
-                                 std::uint64_t cell_bytes) {
-  std::uint64_t total = 0;
-  for (const Region& region : regions) {
-    std::uint64_t cells = 1;
-    for (std::size_t d = 0; d < region.size() && d < cell.size(); ++d) {
-      const std::uint64_t spanned = region[d].size() == 0 ? 0 : (region[d].stop - 1) / cell[d] - region[d].start / cell[d] + 1;
-      cells = checked_mul(cells, spanned).value_or(~std::uint64_t{0});
-    }
-    total = checked_add(total, checked_mul(cells, cell_bytes).value_or(~std::uint64_t{0})).value_or(~std::uint64_t{0});
-  }
-  return total;
 }
 
 std::vector<Region> resolve_all(const std::vector<Region>& regions, const ArrayMetadata& metadata,
@@ -104,14 +86,7 @@ ReadStats Array::read_many_into(const std::vector<Region>& regions, const std::v
   const bool device_cache = impl_->device_cache->enabled() || settings.device_cache_bytes > 0;
   const bool host_cache = impl_->cache->enabled() || settings.cache_bytes > 0;
   const codec::CodecChain& staged = impl_->sharding ? impl_->sharding->inner_chain() : impl_->chain;
-  bool gpu_decodes = false;
-  if (!device_cache && !host_cache && metadata.rank() > 0 && read_many_decodes_on_gpu(settings.decode)) {
-    const GpuDecodeRoute route = gpu_decode_route_of_array(metadata.codecs, impl_->chain,
-                                                           impl_->sharding ? &impl_->sharding->inner_chain() : nullptr);
-    const std::uint64_t decoded = touched_cell_bytes(
-        work, impl_->sharding ? impl_->sharding->inner_chunk_shape() : metadata.chunk_shape, staged.decoded_spec().nbytes());
-    gpu_decodes = gpu_decode_side(settings.decode, route.codec, true, decoded) != DecodeSide::cpu;
-  }
+  const bool gpu_decodes = read_many_gpu_route(*impl_, settings, device_cache || host_cache).codec != GpuCodec::none;
   bool placeable = settings.device_batch && metadata.rank() <= kPlacerMaxRank &&
                    (device_cache || total_bytes > settings.staging_bytes || gpu_decodes);
   for (std::size_t i = 0; i < work.size() && placeable; ++i)

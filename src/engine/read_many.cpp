@@ -124,7 +124,8 @@ class ManyJob {
       : array_(array), metadata_(array.metadata), regions_(regions), destinations_(destinations), settings_(settings),
         rank_(metadata_.rank()), chunk_shape_(to_extents(metadata_.chunk_shape)),
         memory_limit_(settings.effective_memory_limit()), cache_(array.cache.get()), placer_(placer),
-        device_cache_(array.device_cache.get()), make_decoder_(make_decoder) {
+        device_cache_(array.device_cache.get()),
+        make_decoder_(make_decoder ? make_decoder : DeviceChunkDecoderFactory(make_device_chunk_decoder)) {
     if (settings.cache_bytes > cache_->capacity()) cache_->set_capacity(settings.cache_bytes);
     use_cache_ = cache_->enabled();
     if (placer_) {
@@ -139,11 +140,7 @@ class ManyJob {
       inner_shape_ = to_extents(array_.sharding->inner_chunk_shape());
       per_shard_ = to_extents(array_.sharding->chunks_per_shard());
     }
-    // GPU decoding feeds neither cache (a chunk decoded there is never on the host, and the device
-    // cache keeps chunks of their own allocation): with either cache on, chunks decode on the host.
-    if (placer_ && !use_cache_ && !use_device_cache_ && rank_ > 0)
-      route_ = gpu_decode_route_of_array(metadata_.codecs, array_.chain,
-                                         array_.sharding ? &array_.sharding->inner_chain() : nullptr);
+    if (placer_) route_ = read_many_gpu_route(array_, settings_, use_cache_ || use_device_cache_);
   }
 
   ReadStats run() {
@@ -385,17 +382,12 @@ class ManyJob {
     return !unit.missing && !unit.cached && !unit.resident && unit.last - unit.first <= kMaxBoxesPerStage;
   }
 
-  // Where this read decodes its chunks (cpu: on the host, staged decoded). Only where
-  // Settings::decode asks for the GPU (gpu or share): the waves have not yet been measured on a
-  // GPU (docs/BENCHMARKS.md, session 17), so `auto` keeps read_many's chunks on the host.
+  // Where this read decodes its chunks (cpu: on the host, staged decoded): the side
+  // read_many_gpu_route() allows, when any chunk is left to decode.
   DecodeSide gpu_side() const {
-    if (route_.codec == GpuCodec::none || !read_many_decodes_on_gpu(settings_.decode)) return DecodeSide::cpu;
-    // A chunk larger than a whole wave would take GPU memory for one chunk alone: the host's.
-    if (staged_bytes_ > kDeviceDecodeWaveBytes) return DecodeSide::cpu;
-    std::uint64_t bytes = 0;
-    for (const Unit& unit : units_)
-      if (decodable_on_device(unit)) bytes = saturating_add(bytes, staged_bytes_);
-    return bytes == 0 ? DecodeSide::cpu : gpu_decode_side(settings_.decode, route_.codec, true, bytes);
+    if (route_.codec == GpuCodec::none) return DecodeSide::cpu;
+    const bool any = std::any_of(units_.begin(), units_.end(), [&](const Unit& unit) { return decodable_on_device(unit); });
+    return any ? settings_.decode : DecodeSide::cpu;
   }
 
   // The units in waves: each wave's decodable chunks decoded on the GPU, then every unit of the
@@ -412,10 +404,8 @@ class ManyJob {
         if (decodable_on_device(units_[end])) wave.push_back(end);
       if (!wave.empty()) {
         try {
-          const auto& make = make_decoder_ ? make_decoder_ : DeviceChunkDecoderFactory(make_device_chunk_decoder);
-          auto decoder = make(route_, std::span<const std::uint64_t>(shape.data(), rank_),
-                                                   metadata_.dtype.size, wave.size(), workers_, settings_,
-                                                   placer_->device(), side == DecodeSide::share);
+          auto decoder = make_decoder_(route_, std::span<const std::uint64_t>(shape.data(), rank_), metadata_.dtype.size,
+                                       wave.size(), workers_, settings_, placer_->device(), side == DecodeSide::share);
           parallel(wave.size(), [&](unsigned worker, std::size_t k) {
             decode_on_device(worker, units_[wave[k]], *decoder, k);
             return false;
@@ -768,19 +758,26 @@ class ManyJob {
     return true;
   }
 
-  // The unit's stored inner chunk, read whole into the worker's buffer; nullopt when missing.
-  std::optional<std::span<const std::byte>> read_inner_stored(unsigned worker, Unit& unit) {
-    FileSignature signature;
-    if (!open_shard_of(worker, unit, signature)) return std::nullopt;
-    check_chunk_memory(unit.nbytes);
+  // The unit's stored (encoded) inner chunk from the worker's open shard, in the worker's buffer:
+  // refused when larger than any valid encoding.
+  std::span<const std::byte> read_inner_encoded(unsigned worker, const Unit& unit) {
     if (unit.nbytes > staged_chain_->max_encoded_size())
       throw Error(ErrorKind::corrupt_data, fmt::format("inner chunk is {} bytes, more than any valid encoding ({})",
                                                        unit.nbytes, staged_chain_->max_encoded_size()));
     auto& encoded = states_[worker].buffers->stored;
     encoded.resize(static_cast<std::size_t>(unit.nbytes));
     states_[worker].file->read_exact(unit.offset, encoded);
+    return encoded;
+  }
+
+  // The unit's stored inner chunk, read whole into the worker's buffer; nullopt when missing.
+  std::optional<std::span<const std::byte>> read_inner_stored(unsigned worker, Unit& unit) {
+    FileSignature signature;
+    if (!open_shard_of(worker, unit, signature)) return std::nullopt;
+    check_chunk_memory(unit.nbytes);
+    const std::span<const std::byte> encoded = read_inner_encoded(worker, unit);
     bytes_read_ += unit.nbytes;
-    return std::span<const std::byte>(encoded);
+    return encoded;
   }
 
   DecodedChunkPtr fetch_inner(unsigned worker, Unit& unit, DeviceFetch* fetch) {
@@ -800,13 +797,7 @@ class ManyJob {
         return nullptr;
       }
       if (fetch->whole) {
-        if (unit.nbytes > staged_chain_->max_encoded_size())
-          throw Error(ErrorKind::corrupt_data, fmt::format("inner chunk is {} bytes, more than any valid encoding ({})",
-                                                           unit.nbytes, staged_chain_->max_encoded_size()));
-        auto& encoded = state.buffers->stored;
-        encoded.resize(static_cast<std::size_t>(unit.nbytes));
-        state.file->read_exact(unit.offset, encoded);
-        decode_into(worker, encoded, fetch->take());
+        decode_into(worker, read_inner_encoded(worker, unit), fetch->take());
         bytes_read_ += unit.nbytes;
         fetch->filled = true;
         return nullptr;
@@ -817,13 +808,7 @@ class ManyJob {
       state.file->read_exact(unit.offset, std::span(target->data.get(), target->size));
       ++decoded_;
     } else {
-      if (unit.nbytes > staged_chain_->max_encoded_size())
-        throw Error(ErrorKind::corrupt_data, fmt::format("inner chunk is {} bytes, more than any valid encoding ({})",
-                                                         unit.nbytes, staged_chain_->max_encoded_size()));
-      auto& encoded = state.buffers->stored;
-      encoded.resize(static_cast<std::size_t>(unit.nbytes));
-      state.file->read_exact(unit.offset, encoded);
-      decode_needed(worker, encoded, *target, needed_end(worker, unit, fetch));
+      decode_needed(worker, read_inner_encoded(worker, unit), *target, needed_end(worker, unit, fetch));
     }
     bytes_read_ += unit.nbytes;
     if (use_cache_) cache_->insert(shard.key, needs_[unit.first].inner, signature, target);
@@ -865,7 +850,7 @@ class ManyJob {
   bool use_device_cache_ = false;
   const codec::CodecChain* staged_chain_ = nullptr;
   GpuDecodeRoute route_;  // the GPU decoders' route (codec none: chunks decode on the host)
-  const DeviceChunkDecoderFactory& make_decoder_;
+  const DeviceChunkDecoderFactory make_decoder_;  // make_device_chunk_decoder unless a test's
   std::uint64_t staged_bytes_ = 0;
   std::uint64_t scratch_bytes_ = 0;
   Extents inner_shape_{};
@@ -900,6 +885,20 @@ ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& reg
 }
 
 bool read_many_decodes_on_gpu(DecodeSide side) { return side == DecodeSide::gpu || side == DecodeSide::share; }
+
+GpuDecodeRoute read_many_gpu_route(const Array::Impl& array, const Settings& settings, bool cache_on) {
+  const codec::CodecChain* inner = array.sharding ? &array.sharding->inner_chain() : nullptr;
+  const std::uint64_t chunk_bytes = (inner ? *inner : array.chain).decoded_spec().nbytes();
+  // GPU decoding feeds neither cache (a chunk decoded there is never on the host, and the device
+  // cache keeps chunks of their own allocation); a chunk larger than a whole wave would take GPU
+  // memory for one chunk alone.
+  if (cache_on || array.metadata.rank() == 0 || !read_many_decodes_on_gpu(settings.decode) ||
+      chunk_bytes > kDeviceDecodeWaveBytes)
+    return {};
+  GpuDecodeRoute route = gpu_decode_route_of_array(array.metadata.codecs, array.chain, inner);
+  if (gpu_decode_side(settings.decode, route.codec, true) == DecodeSide::cpu) route.codec = GpuCodec::none;
+  return route;
+}
 
 std::size_t wave_slots(std::uint64_t chunk_bytes, const Settings& settings) {
   const std::uint64_t budget =

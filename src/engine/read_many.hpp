@@ -36,6 +36,11 @@ ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& reg
 // `auto` keeps its chunks on the host until the waves are measured against it on a GPU.
 bool read_many_decodes_on_gpu(DecodeSide side);
 
+// The GPU decoders' route for read_many of `array` into device memory under `settings`, with a
+// cache (host or device) on or not: codec none when its chunks decode on the host (a cache on, a
+// 0-d array, decode not gpu or share, chunks larger than a wave, no wired decoder for the codec).
+GpuDecodeRoute read_many_gpu_route(const Array::Impl& array, const Settings& settings, bool cache_on);
+
 // Chunks of `chunk_bytes` one GPU decoding wave of read_many holds: kDeviceDecodeWaveBytes, at
 // most four times the read's staging budget (Settings::staging_bytes), at least one chunk.
 std::size_t wave_slots(std::uint64_t chunk_bytes, const Settings& settings);
