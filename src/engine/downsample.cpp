@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <thread>
+#include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -84,6 +86,54 @@ void check_downsample_supported(const DataType& dtype, DownsampleMethod method) 
                                                     dtype.name()));
 }
 
+namespace {
+
+// Integer means and maxima on the host, reordered so that the compiler vectorizes them: the
+// block's input rows are first reduced column by column (contiguous loads), then neighbouring
+// columns are paired. Integer sums are exact and max is associative, so the bits are those of
+// downsample_elements, the element-by-element form the device runs; in that form the strided
+// loads and 64-bit sums kept the host at about a third of memory speed.
+template <typename T, ops::Method M>
+inline constexpr bool kByColumns =
+    std::is_integral_v<T> && sizeof(T) <= 4 && (M == ops::Method::mean || M == ops::Method::max);
+
+// A column's value: for means an exact sum of up to 8 elements (32 bits hold 8- and 16-bit
+// sums, 64 bits 32-bit ones); for max the element type itself.
+template <typename T, ops::Method M>
+using ColumnValue = std::conditional_t<
+    M == ops::Method::max, T,
+    std::conditional_t<(sizeof(T) <= 2), std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>,
+                       std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>>;
+
+template <typename T, ops::Method M, unsigned FZ>
+void reduce_row_by_columns(const T* in, T* out, const ops::Geometry& g, std::uint64_t row,
+                           ColumnValue<T, M>* column) {
+  using C = ColumnValue<T, M>;
+  const T* rows[FZ * 2];
+  ops::block_rows<T, FZ>(in, g, row, rows);
+  const std::uint64_t out_x = g.out_x();
+  const std::uint64_t width = out_x * 2;  // an odd last input column is dropped
+  for (std::uint64_t x = 0; x < width; ++x) column[x] = static_cast<C>(rows[0][x]);
+  for (unsigned r = 1; r < FZ * 2; ++r) {
+    const T* source = rows[r];
+    for (std::uint64_t x = 0; x < width; ++x) {
+      const C value = static_cast<C>(source[x]);
+      if constexpr (M == ops::Method::mean) column[x] += value;
+      else column[x] = value > column[x] ? value : column[x];
+    }
+  }
+  T* target = out + row * out_x;
+  for (std::uint64_t x = 0; x < out_x; ++x) {
+    const C left = column[2 * x], right = column[2 * x + 1];
+    if constexpr (M == ops::Method::mean)
+      target[x] = static_cast<T>(ops::divide_round_half_even<C>(left + right, ops::kShift<static_cast<int>(FZ * 4)>));
+    else
+      target[x] = right > left ? right : left;
+  }
+}
+
+}  // namespace
+
 void downsample_host(const void* in, void* out, const ops::Geometry& g, const DataType& dtype, DownsampleMethod method,
                      unsigned threads) {
   check_downsample_supported(dtype, method);
@@ -97,9 +147,16 @@ void downsample_host(const void* in, void* out, const ops::Geometry& g, const Da
   auto work = [&]<typename T, ops::Method M, unsigned FZ>() {
     const T* input = static_cast<const T*>(in);
     T* output = static_cast<T*>(out);
-    for (std::uint64_t b; (b = next.fetch_add(1)) < blocks;)
-      for (std::uint64_t r = b * block, end = std::min(rows, r + block); r < end; ++r)
-        ops::downsample_elements<T, M, FZ>(input, output, g, r, 0, g.out_x());
+    if constexpr (kByColumns<T, M>) {
+      std::vector<ColumnValue<T, M>> columns(g.out_x() * 2);
+      for (std::uint64_t b; (b = next.fetch_add(1)) < blocks;)
+        for (std::uint64_t r = b * block, end = std::min(rows, r + block); r < end; ++r)
+          reduce_row_by_columns<T, M, FZ>(input, output, g, r, columns.data());
+    } else {
+      for (std::uint64_t b; (b = next.fetch_add(1)) < blocks;)
+        for (std::uint64_t r = b * block, end = std::min(rows, r + block); r < end; ++r)
+          ops::downsample_elements<T, M, FZ>(input, output, g, r, 0, g.out_x());
+    }
   };
   const unsigned workers =
       static_cast<unsigned>(std::min<std::uint64_t>(std::max(1u, threads), blocks));

@@ -278,17 +278,23 @@ struct Geometry {
 
 // Output row `row` (an index into [outer][out_z][out_y]) from `in` to `out`, columns
 // [x_begin, x_end). FZ is the geometry's fz.
-template <typename T, Method M, unsigned FZ>
-ZD_HD void downsample_elements(const T* in, T* out, const Geometry& g, std::uint64_t row, std::uint64_t x_begin,
-                               std::uint64_t x_end) {
+// The FZ * 2 input rows (z, then y) whose blocks make output row `row`.
+template <typename T, unsigned FZ>
+ZD_HD void block_rows(const T* in, const Geometry& g, std::uint64_t row, const T* (&rows)[FZ * 2]) {
   const std::uint64_t oy = row % g.out_y();
   const std::uint64_t rest = row / g.out_y();
   const std::uint64_t oz = rest % g.out_z();
   const std::uint64_t o = rest / g.out_z();
-  const T* rows[FZ * 2];
   for (unsigned dz = 0; dz < FZ; ++dz)
     for (unsigned dy = 0; dy < 2; ++dy)
       rows[dz * 2 + dy] = in + ((o * g.in_z + oz * FZ + dz) * g.in_y + oy * 2 + dy) * g.in_x;
+}
+
+template <typename T, Method M, unsigned FZ>
+ZD_HD void downsample_elements(const T* in, T* out, const Geometry& g, std::uint64_t row, std::uint64_t x_begin,
+                               std::uint64_t x_end) {
+  const T* rows[FZ * 2];
+  block_rows<T, FZ>(in, g, row, rows);
   T* target = out + row * g.out_x();
   for (std::uint64_t x = x_begin; x < x_end; ++x) {
     T v[FZ * 4];

@@ -83,7 +83,9 @@ std::vector<T> run(const std::vector<T>& in, const std::vector<std::uint64_t>& s
   return out;
 }
 
-const std::vector<std::vector<std::uint64_t>> kShapes = {{6, 8}, {7, 9}, {3, 5, 7}, {2, 5, 6, 9}, {1, 1}, {4, 3, 2, 3}};
+// Rows of 67 and 1031 elements run past the vectorized loops' widths and leave an odd column.
+const std::vector<std::vector<std::uint64_t>> kShapes = {{6, 8}, {7, 9},       {3, 5, 7},  {2, 5, 6, 9},
+                                                         {1, 1}, {4, 3, 2, 3}, {3, 5, 67}, {2, 3, 1031}};
 
 template <typename T>
 void check_integers(ScalarKind kind) {
