@@ -294,9 +294,11 @@ class Array {
   // C-contiguous destinations, as a stacked batch has, in one copy). Regions may overlap and
   // repeat. Errors as for read(), naming the chunk; a region out of bounds is
   // Error(invalid_argument) naming its index, before anything is read. ReadStats are the batch's.
-  // Into device memory with Settings::decode gpu or share (not auto, not yet), chunks a GPU
-  // decoder takes go up compressed and are decoded there, a wave of up to 1 GiB at a time, then
-  // placed into every region from device memory (docs/TRAINING.md).
+  // Into device memory, chunks a GPU decoder takes go up compressed and are decoded there, a wave
+  // of up to 1 GiB at a time, then placed into every region from device memory
+  // (docs/TRAINING.md): under Settings::decode gpu or share, and under auto where the codec's
+  // row says so (zstd shared with the CPU for batches of at least a gigabyte of distinct chunks,
+  // blosc-lz4 on the GPU); never with a cache on.
 
   // One new array per region, on `device`.
   std::vector<NDArray> read_many(const std::vector<Region>& regions, Device device = Device::cpu,

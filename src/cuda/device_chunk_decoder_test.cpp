@@ -198,8 +198,8 @@ TEST(DeviceChunkDecoderReference, WavesOfDecodedChunksMatchPerRegionReads) {
   }
 }
 
-// decode cpu, a host cache, the device cache, and `auto` (read_many decodes on the GPU only when
-// asked to, until its waves are measured on a GPU) each keep the chunks on the host.
+// decode cpu, a host cache, the device cache, and `auto` with a batch far below a gigabyte of
+// zstd chunks (DecodeSideOfABatch) each keep the chunks on the host.
 TEST(DeviceChunkDecoderReference, CpuDecodingOrACacheKeepsChunksOnTheHost) {
   test::TempDir dir;
   const auto cases = zstd_cases(dir.path());
@@ -283,10 +283,98 @@ TEST(DeviceChunkDecoderReference, WaveSlots) {
   settings.staging_bytes = SIZE_MAX;
   EXPECT_EQ(wave_slots(std::uint64_t{1} << 40, settings), 1u);  // a chunk larger than a wave
   EXPECT_EQ(wave_slots(0, settings), kDeviceDecodeWaveBytes);
-  EXPECT_TRUE(read_many_decodes_on_gpu(DecodeSide::gpu));
-  EXPECT_TRUE(read_many_decodes_on_gpu(DecodeSide::share));
-  EXPECT_FALSE(read_many_decodes_on_gpu(DecodeSide::automatic));
-  EXPECT_FALSE(read_many_decodes_on_gpu(DecodeSide::cpu));
+}
+
+// `auto` takes gpu_decode_side()'s table with the batch standing for one read: zstd is shared from
+// a gigabyte of chunks on and stays on the host below; blosc goes to the GPU at any size; lz4 stays
+// on the host. gpu and share are taken as asked, cpu and a route of none never reach the GPU.
+TEST(DeviceChunkDecoderReference, DecodeSideOfABatch) {
+  GpuDecodeRoute zstd, blosc, lz4, none;
+  zstd.codec = GpuCodec::zstd;
+  blosc.codec = GpuCodec::blosc;
+  lz4.codec = GpuCodec::lz4;
+  const std::uint64_t small = std::uint64_t{64} << 20, large = std::uint64_t{3} << 30;
+  EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, large), DecodeSide::share);
+  EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, kAutoShareMinBytes), DecodeSide::share);
+  EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, kAutoShareMinBytes - 1), DecodeSide::cpu);
+  EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, small), DecodeSide::cpu);
+  EXPECT_EQ(read_many_decode_side(blosc, DecodeSide::automatic, small), DecodeSide::gpu);
+  EXPECT_EQ(read_many_decode_side(lz4, DecodeSide::automatic, large), DecodeSide::cpu);
+  EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::gpu, small), DecodeSide::gpu);
+  EXPECT_EQ(read_many_decode_side(lz4, DecodeSide::share, small), DecodeSide::share);
+  EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::cpu, large), DecodeSide::cpu);
+  EXPECT_EQ(read_many_decode_side(none, DecodeSide::gpu, large), DecodeSide::cpu);
+}
+
+// The distinct chunks of a batch, each counted once however many regions touch it; inner chunks
+// for a sharded array.
+TEST(DeviceChunkDecoderReference, DistinctChunkBytes) {
+  test::TempDir dir;
+  const auto cases = zstd_cases(dir.path());
+  const std::uint64_t chunk = 32 * 32 * 32 * 2;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto impl = Array::Impl::create(c.path, read_array_metadata(c.path));
+    EXPECT_EQ(distinct_chunk_bytes(*impl, {}), 0u);
+    EXPECT_EQ(distinct_chunk_bytes(*impl, {{{0, 1}, {0, 1}, {0, 1}}}), chunk);
+    // Two regions inside one chunk, one across 2 x 2 x 2 chunks (one of them the same chunk).
+    EXPECT_EQ(distinct_chunk_bytes(*impl, {{{0, 4}, {0, 4}, {0, 4}}, {{5, 9}, {1, 2}, {30, 31}}}), chunk);
+    EXPECT_EQ(distinct_chunk_bytes(*impl, {{{0, 4}, {0, 4}, {0, 4}}, {{31, 33}, {31, 33}, {31, 33}}}), 8 * chunk);
+    EXPECT_EQ(distinct_chunk_bytes(*impl, {{{0, 96}, {0, 80}, {0, 72}}}), 3 * 3 * 3 * chunk);
+  }
+}
+
+// With `auto`, a batch of a gigabyte of distinct zstd chunks or more goes through the waves (the
+// decoders told to share), and a small one stays on the host. The array's chunks are 1 MiB and all
+// but three missing, so the 1,056 MiB batch reads little.
+TEST(DeviceChunkDecoderReference, AutoSharesABatchOfAGigabyteOrMore) {
+  test::TempDir dir;
+  const std::vector<std::uint64_t> shape{33 * 64, 32 * 64, 256}, chunks{64, 64, 256};
+  Array array = Array::create(dir.path() / "a", test::batch_doc(shape, chunks, "uint8", 7,
+                                                                 nlohmann::json::array({test::batch_bytes_codec(), zstd_codec()})));
+  std::vector<std::byte> values(64 * 64 * 256);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::byte>(i * 31 % 251);
+  for (std::uint64_t k : {0u, 5u, 32u}) {
+    Source source;
+    source.data = values.data();
+    source.shape = chunks;
+    source.dtype = array.metadata().dtype;
+    array.write({{k * 64, k * 64 + 64}, {0, 64}, {0, 256}}, source);
+  }
+  auto impl = Array::Impl::create(dir.path() / "a", read_array_metadata(dir.path() / "a"));
+  std::vector<Region> every_chunk;  // one element of each chunk
+  for (std::uint64_t z = 0; z < 33; ++z)
+    for (std::uint64_t y = 0; y < 32; ++y) every_chunk.push_back({{z * 64 + 3, z * 64 + 4}, {y * 64 + 1, y * 64 + 2}, {9, 10}});
+  std::vector<Region> few(every_chunk.begin(), every_chunk.begin() + 40);
+  for (const auto* regions : {&every_chunk, &few}) {
+    const bool large = regions == &every_chunk;
+    SCOPED_TRACE(large ? "1,056 chunks" : "40 chunks");
+    EXPECT_EQ(read_many_gpu_route(*impl, Settings{}, false, distinct_chunk_bytes(*impl, *regions)).codec,
+              large ? GpuCodec::zstd : GpuCodec::none);
+    const auto expected = expected_reads(array, *regions, 0);
+    Buffers got = host_buffers(*regions, 1, 0);
+    test::HostPlacer placer(got.layouts, std::size_t{1} << 22);
+    Settings settings;  // decode auto
+    settings.staging_bytes = std::size_t{16} << 20;  // waves of 64 chunks
+    DecoderLog log;
+    bool shared = false;
+    auto factory = host_decoders(*impl, 0, log);
+    auto watching = [&](const GpuDecodeRoute& route, std::span<const std::uint64_t> shape_, std::size_t element,
+                        std::size_t slots, unsigned workers, const Settings& s, int device, bool share) {
+      shared = shared || share;
+      return factory(route, shape_, element, slots, workers, s, device, share);
+    };
+    const ReadStats stats = run_read_many(*impl, *regions, got.layouts, settings, &placer, watching);
+    for (std::size_t i = 0; i < regions->size(); ++i) EXPECT_TRUE(got.bytes[i] == expected[i]) << "region " << i;
+    if (large) {
+      EXPECT_EQ(log.waves, 17u);  // 1,056 chunks in waves of 64
+      EXPECT_TRUE(shared);
+      EXPECT_EQ(stats.chunks_decoded_gpu, 3u);
+    } else {
+      EXPECT_EQ(log.waves, 0u);
+      EXPECT_EQ(stats.chunks_decoded_gpu, 0u);
+    }
+  }
 }
 
 // ---- On the GPU --------------------------------------------------------------------------------

@@ -86,7 +86,9 @@ ReadStats Array::read_many_into(const std::vector<Region>& regions, const std::v
   const bool device_cache = impl_->device_cache->enabled() || settings.device_cache_bytes > 0;
   const bool host_cache = impl_->cache->enabled() || settings.cache_bytes > 0;
   const codec::CodecChain& staged = impl_->sharding ? impl_->sharding->inner_chain() : impl_->chain;
-  const bool gpu_decodes = read_many_gpu_route(*impl_, settings, device_cache || host_cache).codec != GpuCodec::none;
+  const bool gpu_decodes =
+      settings.decode != DecodeSide::cpu && !device_cache && !host_cache &&
+      read_many_gpu_route(*impl_, settings, false, distinct_chunk_bytes(*impl_, work)).codec != GpuCodec::none;
   bool placeable = settings.device_batch && metadata.rank() <= kPlacerMaxRank &&
                    (device_cache || total_bytes > settings.staging_bytes || gpu_decodes);
   for (std::size_t i = 0; i < work.size() && placeable; ++i)

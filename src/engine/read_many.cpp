@@ -382,12 +382,14 @@ class ManyJob {
     return !unit.missing && !unit.cached && !unit.resident && unit.last - unit.first <= kMaxBoxesPerStage;
   }
 
-  // Where this read decodes its chunks (cpu: on the host, staged decoded): the side
-  // read_many_gpu_route() allows, when any chunk is left to decode.
+  // Where this read decodes its chunks (cpu: on the host, staged decoded): the side the route and
+  // read_many_decode_side() give the chunks left to decode.
   DecodeSide gpu_side() const {
     if (route_.codec == GpuCodec::none) return DecodeSide::cpu;
-    const bool any = std::any_of(units_.begin(), units_.end(), [&](const Unit& unit) { return decodable_on_device(unit); });
-    return any ? settings_.decode : DecodeSide::cpu;
+    const auto decodable = static_cast<std::uint64_t>(
+        std::count_if(units_.begin(), units_.end(), [&](const Unit& unit) { return decodable_on_device(unit); }));
+    if (decodable == 0) return DecodeSide::cpu;
+    return read_many_decode_side(route_, settings_.decode, checked_mul(decodable, staged_bytes_).value_or(~std::uint64_t{0}));
   }
 
   // The units in waves: each wave's decodable chunks decoded on the GPU, then every unit of the
@@ -884,20 +886,37 @@ ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& reg
   return ManyJob(array, regions, destinations, settings, placer, make_decoder).run();
 }
 
-bool read_many_decodes_on_gpu(DecodeSide side) { return side == DecodeSide::gpu || side == DecodeSide::share; }
-
-GpuDecodeRoute read_many_gpu_route(const Array::Impl& array, const Settings& settings, bool cache_on) {
+GpuDecodeRoute read_many_gpu_route(const Array::Impl& array, const Settings& settings, bool cache_on,
+                                   std::uint64_t decoded_bytes) {
   const codec::CodecChain* inner = array.sharding ? &array.sharding->inner_chain() : nullptr;
   const std::uint64_t chunk_bytes = (inner ? *inner : array.chain).decoded_spec().nbytes();
   // GPU decoding feeds neither cache (a chunk decoded there is never on the host, and the device
   // cache keeps chunks of their own allocation); a chunk larger than a whole wave would take GPU
   // memory for one chunk alone.
-  if (cache_on || array.metadata.rank() == 0 || !read_many_decodes_on_gpu(settings.decode) ||
-      chunk_bytes > kDeviceDecodeWaveBytes)
+  if (cache_on || array.metadata.rank() == 0 || settings.decode == DecodeSide::cpu || chunk_bytes > kDeviceDecodeWaveBytes)
     return {};
   GpuDecodeRoute route = gpu_decode_route_of_array(array.metadata.codecs, array.chain, inner);
-  if (gpu_decode_side(settings.decode, route.codec, true) == DecodeSide::cpu) route.codec = GpuCodec::none;
+  if (read_many_decode_side(route, settings.decode, decoded_bytes) == DecodeSide::cpu) route.codec = GpuCodec::none;
   return route;
+}
+
+std::uint64_t distinct_chunk_bytes(const Array::Impl& array, const std::vector<Region>& regions) {
+  const codec::CodecChain& chain = array.sharding ? array.sharding->inner_chain() : array.chain;
+  const Extents cell = to_extents(array.sharding ? array.sharding->inner_chunk_shape() : array.metadata.chunk_shape);
+  const std::size_t rank = array.metadata.rank();
+  std::vector<Extents> cells;
+  for (const Region& region : regions) {
+    const GridWindow window = window_over(region, Extents{}, cell, rank);
+    for (std::uint64_t i = 0, count = window.size(); i < count; ++i) cells.push_back(window.cell(i));
+  }
+  std::sort(cells.begin(), cells.end());
+  const auto distinct = static_cast<std::uint64_t>(std::unique(cells.begin(), cells.end()) - cells.begin());
+  return checked_mul(distinct, chain.decoded_spec().nbytes()).value_or(~std::uint64_t{0});
+}
+
+DecodeSide read_many_decode_side(const GpuDecodeRoute& route, DecodeSide side, std::uint64_t decodable_bytes) {
+  if (route.codec == GpuCodec::none) return DecodeSide::cpu;
+  return gpu_decode_side(side, route.codec, true, decodable_bytes);
 }
 
 std::size_t wave_slots(std::uint64_t chunk_bytes, const Settings& settings) {

@@ -32,14 +32,22 @@ ReadStats run_read_many(const Array::Impl& array, const std::vector<Region>& reg
                         const std::vector<DestinationLayout>& destinations, const Settings& settings,
                         DevicePlacer* placer = nullptr, const DeviceChunkDecoderFactory& make_decoder = {});
 
-// Whether read_many into device memory may decode on the GPU under `side`: gpu and share only.
-// `auto` keeps its chunks on the host until the waves are measured against it on a GPU.
-bool read_many_decodes_on_gpu(DecodeSide side);
-
 // The GPU decoders' route for read_many of `array` into device memory under `settings`, with a
-// cache (host or device) on or not: codec none when its chunks decode on the host (a cache on, a
-// 0-d array, decode not gpu or share, chunks larger than a wave, no wired decoder for the codec).
-GpuDecodeRoute read_many_gpu_route(const Array::Impl& array, const Settings& settings, bool cache_on);
+// cache (host or device) on or not, for a batch of `decoded_bytes` of distinct chunks: codec none
+// when its chunks decode on the host (a cache on, a 0-d array, chunks larger than a wave, no wired
+// decoder for the codec, or read_many_decode_side() says cpu).
+GpuDecodeRoute read_many_gpu_route(const Array::Impl& array, const Settings& settings, bool cache_on,
+                                   std::uint64_t decoded_bytes = UINT64_MAX);
+
+// The decoded bytes of the distinct chunks (inner chunks of a sharded array) that `regions` touch,
+// stored or not (saturating).
+std::uint64_t distinct_chunk_bytes(const Array::Impl& array, const std::vector<Region>& regions);
+
+// Where a batch whose chunks go `route`'s way decodes `decodable_bytes` (decoded) of chunks under
+// `side`: gpu_decode_side()'s table, the batch standing for one read of that many bytes. Under
+// `auto`, a batch of random patches from zstd chunks (hundreds of chunks, gigabytes) is shared with
+// the CPU, as a whole-array read is; a small batch stays on the host.
+DecodeSide read_many_decode_side(const GpuDecodeRoute& route, DecodeSide side, std::uint64_t decodable_bytes);
 
 // Chunks of `chunk_bytes` one GPU decoding wave of read_many holds: kDeviceDecodeWaveBytes, at
 // most four times the read's staging budget (Settings::staging_bytes), at least one chunk.
