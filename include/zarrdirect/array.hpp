@@ -297,7 +297,7 @@ class Array {
   // Into device memory, chunks a GPU decoder takes go up compressed and are decoded there, a wave
   // of up to 1 GiB at a time, then placed into every region from device memory
   // (docs/TRAINING.md): under Settings::decode gpu or share, and under auto where the codec's
-  // row says so (zstd shared with the CPU for batches of at least a gigabyte of distinct chunks,
+  // row says so (zstd shared with the CPU for batches of at least 128 MiB of distinct chunks,
   // blosc-lz4 on the GPU); never with a cache on.
 
   // One new array per region, on `device`.

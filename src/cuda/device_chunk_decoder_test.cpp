@@ -198,7 +198,7 @@ TEST(DeviceChunkDecoderReference, WavesOfDecodedChunksMatchPerRegionReads) {
   }
 }
 
-// decode cpu, a host cache, the device cache, and `auto` with a batch far below a gigabyte of
+// decode cpu, a host cache, the device cache, and `auto` with a batch far below kAutoShareMinBytes of
 // zstd chunks (DecodeSideOfABatch) each keep the chunks on the host.
 TEST(DeviceChunkDecoderReference, CpuDecodingOrACacheKeepsChunksOnTheHost) {
   test::TempDir dir;
@@ -286,7 +286,7 @@ TEST(DeviceChunkDecoderReference, WaveSlots) {
 }
 
 // `auto` takes gpu_decode_side()'s table with the batch standing for one read: zstd is shared from
-// a gigabyte of chunks on and stays on the host below; blosc goes to the GPU at any size; lz4 stays
+// kAutoShareMinBytes of chunks on and stays on the host below; blosc goes to the GPU at any size; lz4 stays
 // on the host. gpu and share are taken as asked, cpu and a route of none never reach the GPU.
 TEST(DeviceChunkDecoderReference, DecodeSideOfABatch) {
   GpuDecodeRoute zstd, blosc, lz4, none;
@@ -324,10 +324,10 @@ TEST(DeviceChunkDecoderReference, DistinctChunkBytes) {
   }
 }
 
-// With `auto`, a batch of a gigabyte of distinct zstd chunks or more goes through the waves (the
+// With `auto`, a batch of kAutoShareMinBytes of distinct zstd chunks or more goes through the waves (the
 // decoders told to share), and a small one stays on the host. The array's chunks are 1 MiB and all
 // but three missing, so the 1,056 MiB batch reads little.
-TEST(DeviceChunkDecoderReference, AutoSharesABatchOfAGigabyteOrMore) {
+TEST(DeviceChunkDecoderReference, AutoSharesABatchPastTheThreshold) {
   test::TempDir dir;
   const std::vector<std::uint64_t> shape{33 * 64, 32 * 64, 256}, chunks{64, 64, 256};
   Array array = Array::create(dir.path() / "a", test::batch_doc(shape, chunks, "uint8", 7,

@@ -73,12 +73,14 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
 // the process (`concurrent_reads`, this one included), and to the CPU otherwise.
 DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
                            std::uint64_t read_bytes = UINT64_MAX, unsigned concurrent_reads = 1);
-// A GPU decode batch takes tens of milliseconds whatever it holds (the zstd kernels: one slow
-// stream thread, docs/BENCHMARKS.md session 13), in which 16 cores decode about half a
-// gigabyte: `auto` shares reads several times that, where the batches' latency hides behind the
-// cores' work. Smaller reads hide it behind each other when many run at once (Dask's blocks:
-// 16 reads of one thread each; the GPU's batches then run side by side), and only then.
-inline constexpr std::uint64_t kAutoShareMinBytes = std::uint64_t{1} << 30;
+// A GPU decode batch takes a few milliseconds whatever it holds (the zstd kernels: a GPU thread
+// per Huffman stream), in which 16 cores decode tens of megabytes: `auto` shares reads several
+// times that, where the batches' latency hides behind the reading. Measured on an H100 (zstd-1,
+// 4 MiB chunks, docs/BENCHMARKS.md session 19): 32 MiB regions decode as fast on either side,
+// 256 MiB ones 1.8x faster shared. Smaller reads hide the latency behind each other when many
+// run at once (Dask's blocks: 16 reads of one thread each; the GPU's batches then run side by
+// side), and only then.
+inline constexpr std::uint64_t kAutoShareMinBytes = std::uint64_t{128} << 20;
 inline constexpr unsigned kAutoGpuConcurrentReads = 4;
 // gpu_decode_side() is gpu or share: the read goes through the GPU decode sink.
 bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present);
