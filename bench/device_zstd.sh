@@ -5,20 +5,9 @@
 # (scripts/pack_device_deps.sh) carried.
 #   bench/device_zstd.sh [SHAPE]        SHAPE of decode_bench's sample (default 512,512,512)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/zd-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/.device/deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-log() { echo "== $(date +%T) $*"; }
+source "$(dirname "$0")/device_build.sh"
 log "build"
-curl_options=()  # libcurl: the packed headers with the machine's own library, as device_session.sh
-[ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] &&
-  curl_options=(-DCURL_INCLUDE_DIR="$PWD/.device/deps/include" -DCURL_LIBRARY=/usr/lib/x86_64-linux-gnu/libcurl.so)
-cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DZARRDIRECT_DEPS_DIR="$PWD/.device/deps" \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DZARRDIRECT_TESTS=ON -DZARRDIRECT_PYTHON=OFF "${curl_options[@]}" > "$OUT/configure.log" 2>&1 ||
-  { tail -30 "$OUT/configure.log"; exit 1; }
-cmake --build build-dev -j "$(nproc)" --target zarrdirect_tests zarrdirect_cli zstd_kernel_bench > "$OUT/build.log" 2>&1 ||
-  { grep -E "error" -A5 "$OUT/build.log" | head -40; exit 1; }
+device_build OFF ON zarrdirect_tests zarrdirect_cli zstd_kernel_bench || exit 1
 log "GPU tests"
 nvidia-smi --query-gpu=name --format=csv,noheader
 ZARRDIRECT_CONFORMANCE_DIR="$PWD/tests/data/conformance" timeout 200 build-dev/tests/zarrdirect_tests \

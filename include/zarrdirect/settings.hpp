@@ -77,7 +77,11 @@ inline constexpr unsigned kMaxReaderThreads = 256;
 struct Settings {
   unsigned threads = 0;                      // reader threads; 0: one per core, at least 4
   std::size_t memory_limit_bytes = 0;        // working memory of a read (see above); 0: half of RAM
-  std::size_t staging_bytes = 256u << 20;    // pinned staging for device reads, all threads
+  // Pinned staging for device reads, all threads. A read that decodes on the GPU also fills a
+  // ring of 4 batches of compressed chunks, each up to this many bytes (at most 256 MiB, and at
+  // most the read's decoded bytes): the zstd decoder's latency per batch is hidden only by
+  // batches that large (docs/BENCHMARKS.md, session 19).
+  std::size_t staging_bytes = 256u << 20;
   // Pinned bytes the process's staging pool holds at most, in use and idle, all reads together
   // (see above; the value of the read that acquires or returns buffers applies); 0: 4 GiB, at
   // most an eighth of physical memory, at least 256 MiB.

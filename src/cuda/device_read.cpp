@@ -158,7 +158,12 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
     read_bytes = range.size() > 0 && read_bytes > UINT64_MAX / range.size() ? UINT64_MAX : read_bytes * range.size();
   const DecodeSide side = gpu_decode_side(settings.decode, route.codec, true, read_bytes, running.now);
   if (side != DecodeSide::cpu) {
-    cuda::GpuDecodeSink decoding(sink, route, options.slot_bytes, options, side == DecodeSide::share);
+    // A batch holds up to the staging budget in stored bytes, and no more than the read can fill
+    // (its decoded bytes): Dask's 16 reads of 128 MiB blocks at once then take 2 GiB of pinned
+    // batches, not 4.
+    cuda::DeviceSinkOptions decode_options = options;
+    decode_options.staging_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(options.staging_bytes, read_bytes));
+    cuda::GpuDecodeSink decoding(sink, route, options.slot_bytes, decode_options, side == DecodeSide::share);
     stats = run_read(array, region, decoding, settings);
   } else {
     stats = run_read(array, region, sink, settings);

@@ -30,10 +30,11 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     {GpuCodec::blosc, "blosc-lz4", true, DecodeSide::gpu},
     // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): a thread per Huffman stream and
     // per block's sequences, then a warp per frame (zstd_decode_kernels.cu). With the Huffman
-    // loop's early returns gone (session 17), 4 GiB reads of 4 MiB frames gave 25.5 GB/s through
-    // the GPU alone and 28.4 shared, against 11.1 on 16 cores; shards of 64 KiB frames 16.2 and
-    // 16.9 against 11.9 (H100, session 18). Listing a chunk costs the host a small part of
-    // decoding it, so sharing adds the cores' rate to the GPU's.
+    // loop's early returns gone (session 17) and batches of the whole staging budget (session
+    // 19), 4 GiB reads of 4 MiB frames gave 44.1-44.7 GB/s through the GPU alone and 44.4-44.8
+    // shared, against 13.7-13.8 on 16 cores; 256^3 shards of 64^3 (512 KiB frames) 43.8 against
+    // 14.4 (H100, session 19). Listing a chunk costs the host a small part of decoding it, so
+    // sharing adds the cores' rate to the GPU's where the ring is full.
     {GpuCodec::zstd, "zstd", true, DecodeSide::share},
 };
 
@@ -205,9 +206,9 @@ DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
   const GpuCodecRow* row = row_of(codec);
   if (!device_present || !row || !row->wired) return DecodeSide::cpu;
   if (side != DecodeSide::automatic) return side;
-  if (row->automatic == DecodeSide::share && read_bytes < kAutoShareMinBytes)
-    return concurrent_reads >= kAutoGpuConcurrentReads ? DecodeSide::gpu : DecodeSide::cpu;
-  return row->automatic;
+  if (row->automatic != DecodeSide::share) return row->automatic;
+  if (concurrent_reads >= kAutoGpuConcurrentReads && read_bytes < kAutoConcurrentShareMinBytes) return DecodeSide::gpu;
+  return read_bytes >= kAutoShareMinBytes ? DecodeSide::share : DecodeSide::cpu;
 }
 
 bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present) {

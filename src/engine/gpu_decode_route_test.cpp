@@ -131,7 +131,15 @@ TEST(GpuDecodeRoute, PolicyTable) {
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, 1, kAutoGpuConcurrentReads), DecodeSide::gpu);
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, 1, kAutoGpuConcurrentReads - 1),
             DecodeSide::cpu);
-  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes, 16), DecodeSide::share);
+  // ... and so do reads past the sharing threshold among them, up to a gigabyte; larger ones are
+  // shared (their own threads are many enough to help the GPU).
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes, 16), DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoConcurrentShareMinBytes - 1, 16),
+            DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoConcurrentShareMinBytes, 16),
+            DecodeSide::share);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoConcurrentShareMinBytes, 1),
+            DecodeSide::share);
   EXPECT_EQ(gpu_decode_side(DecodeSide::cpu, GpuCodec::zstd, true, 1, 16), DecodeSide::cpu);
   EXPECT_EQ(gpu_decode_side(DecodeSide::share, GpuCodec::zstd, true, 1), DecodeSide::share);
   EXPECT_EQ(gpu_decode_side(DecodeSide::gpu, GpuCodec::zstd, true, 1), DecodeSide::gpu);
