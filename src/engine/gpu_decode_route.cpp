@@ -220,7 +220,12 @@ std::vector<std::string> gpu_decoded_codecs(DecodeSide side) {
   for (const auto& row : kGpuCodecTable) {
     const DecodeSide where = gpu_decode_side(side, row.codec, true);
     if (where == DecodeSide::gpu) names.emplace_back(row.label);
-    if (where == DecodeSide::share) names.emplace_back(fmt::format("{} (shared with the CPU)", row.label));
+    if (where == DecodeSide::share && side == DecodeSide::automatic)
+      names.emplace_back(fmt::format("{} (shared with the CPU in reads of {} MiB or more; smaller reads on the CPU, "
+                                     "or on the GPU alone while {} or more device reads run)",
+                                     row.label, kAutoShareMinBytes >> 20, kAutoGpuConcurrentReads));
+    else if (where == DecodeSide::share)
+      names.emplace_back(fmt::format("{} (shared with the CPU)", row.label));
   }
   return names;
 }

@@ -151,7 +151,10 @@ TEST(GpuDecodeRoute, PolicyTable) {
   }
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::cpu), std::vector<std::string>{});
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::automatic),
-            (std::vector<std::string>{"blosc-lz4", "zstd (shared with the CPU)"}));
+            (std::vector<std::string>{"blosc-lz4", "zstd (shared with the CPU in reads of 128 MiB or more; smaller "
+                                                   "reads on the CPU, or on the GPU alone while 4 or more device "
+                                                   "reads run)"}));
+  EXPECT_EQ(gpu_decoded_codecs(DecodeSide::share)[2], "zstd (shared with the CPU)");
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::gpu), (std::vector<std::string>{"lz4", "blosc-lz4", "zstd"}));
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::share).size(), 3u);
 }
