@@ -10,7 +10,7 @@
 # SIDES: the --decode settings that use the GPU (gpu: every chunk there; share: the GPU takes what
 # its batches have room for, the CPU the rest), default gpu. STAGINGS: the staging budgets
 # (ZARRDIRECT_STAGING_MB) they run under, a column each side and budget (a GPU decode batch holds
-# half of it in stored bytes).
+# up to it in stored bytes, at most 256 MiB).
 set -euo pipefail
 build=${1:-build-dev}
 work=${2:-/tmp/zd-decode}

@@ -27,7 +27,8 @@ constexpr std::size_t kMinStored = std::size_t{1} << 20;
 // A batch costs the zstd decoder's latency (a GPU thread per Huffman stream, a few
 // milliseconds) whatever it holds, so the ring's four batches must hold enough to cover it:
 // whole zstd-1 reads of 4 MiB chunks ran at 24.9 GB/s with batches of 64 MiB, 39.0-40.6 with
-// 128 MiB and 44.6 with 256 MiB (H100, docs/BENCHMARKS.md session 19). Capped here.
+// 128 MiB and 43.9-44.7 with 256 MiB (H100, docs/BENCHMARKS.md session 19). Capped here;
+// device_read.cpp also caps it at the read's decoded bytes.
 constexpr std::size_t kMaxStored = std::size_t{256} << 20;
 constexpr std::size_t kMaxStoredForOneChunk = std::size_t{256} << 20;
 // A batch's tables: about 30,000 jobs; a chunk whose own jobs do not fit is decoded on the CPU.
@@ -70,8 +71,8 @@ void GpuDecodeSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   use_device(options_.device);
   listed_ = std::vector<BloscGpuJobs>(std::max(workers, 1u));
   listed_zstd_ = std::vector<ZstdGpuJobs>(std::max(workers, 1u));
-  // Stored bytes of a batch: a share of the staging budget, and at least one chunk that did not
-  // compress (a chunk whose stored bytes do not fit is decoded on the CPU).
+  // Stored bytes of a batch: the staging budget (within kMinStored..kMaxStored), and at least one
+  // chunk that did not compress (a chunk whose stored bytes do not fit is decoded on the CPU).
   const std::size_t share = std::clamp(options_.staging_bytes, kMinStored, kMaxStored);
   stored_capacity_ = round_up(std::max(share, std::min(chunk_bytes_ + chunk_bytes_ / 64 + kPage, kMaxStoredForOneChunk)), kPage);
   // Decoded bytes: room for chunks compressed about 2:1 (a batch closes at whichever fills first).

@@ -75,13 +75,13 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
 DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
                            std::uint64_t read_bytes = UINT64_MAX, unsigned concurrent_reads = 1);
 // A GPU decode batch takes a few milliseconds whatever it holds (the zstd kernels: a GPU thread
-// per Huffman stream), in which 16 cores decode tens of megabytes: `auto` shares reads several
-// times that, where the batches' latency hides behind the reading. Measured on an H100 (zstd-1,
-// 4 MiB chunks, docs/BENCHMARKS.md session 19): 32 MiB regions decode as fast on either side,
-// 256 MiB ones 1.8x faster shared. Smaller reads hide the latency behind each other when many
-// run at once (Dask's blocks: 16 reads of one thread each; the GPU's batches then run side by
-// side), and only then; there the GPU takes them alone: 128 MiB blocks shared, each read's
-// threads decoding beside 15 other reads, ran at 38% of one direct read, on the GPU at 91%.
+// per Huffman stream), so small reads are faster on 16 cores. Measured on an H100 (zstd-1, 4 MiB
+// chunks, docs/BENCHMARKS.md session 19): 64 MiB regions 5.5 GB/s on the GPU against 7.4-7.5 on
+// the CPU, 128 MiB 9.6-9.8 against 9.7 (the threshold), 256 MiB 13.6-15.0 against 11.2-11.7.
+// Smaller reads hide the latency behind each other when many run at once (Dask's blocks: 16
+// reads of one thread each; the GPU's batches then run side by side), and only then; there the
+// GPU takes them alone: Dask's 128 MiB blocks shared, each read's threads decoding beside 15
+// other reads, ran at 38% of one direct read, on the GPU alone at 80%.
 inline constexpr std::uint64_t kAutoShareMinBytes = std::uint64_t{128} << 20;
 inline constexpr std::uint64_t kAutoConcurrentShareMinBytes = std::uint64_t{1} << 30;
 inline constexpr unsigned kAutoGpuConcurrentReads = 4;
