@@ -362,11 +362,11 @@ int main(int argc, char** argv) {
     char what[96];
     std::snprintf(what, sizeof what, "events: literal kernel, blocks %u-%u", first, first + 7);
     report(what, time_runs(3, [&] {
-                   check(zarrdirect::cuda::launch_zstd_literals(d_jobs + first, 8, d_src, d_scratch, nullptr), "launch");
+                   check(zarrdirect::cuda::launch_zstd_literals(d_jobs + first, 8, d_src, d_scratch, nullptr, 1), "launch");
                  }).median_ms);
   }
   report("events: literal kernel, every block of the frame", time_runs(3, [&] {
-           check(zarrdirect::cuda::launch_zstd_literals(d_jobs, block_total, d_src, d_scratch, nullptr), "launch");
+           check(zarrdirect::cuda::launch_zstd_literals(d_jobs, block_total, d_src, d_scratch, nullptr, 1), "launch");
          }).median_ms);
   // The clone and its variants on blocks 0-7, each lane's finish printed after.
   const auto finish_spread = [&] {
@@ -415,7 +415,7 @@ int main(int argc, char** argv) {
   const auto batch_blocks = static_cast<std::uint32_t>(batch.blocks.size());
   const double batch_bytes = 256.0 * static_cast<double>(bytes);
   const double kernel_ms = time_runs(3, [&] {
-    check(zarrdirect::cuda::launch_zstd_literals(d_batch, batch_blocks, d_src, d_batch_scratch, nullptr), "launch");
+    check(zarrdirect::cuda::launch_zstd_literals(d_batch, batch_blocks, d_src, d_batch_scratch, nullptr, 1), "launch");
   }).median_ms;
   const double clone_ms = time_runs(3, [&] {
     clone_kernel<false><<<(batch_blocks + 7) / 8, 32>>>(d_batch, batch_blocks, d_src, d_batch_scratch, d_finish);
@@ -431,7 +431,7 @@ int main(int argc, char** argv) {
               batch_blocks, kernel_ms, batch_bytes / (kernel_ms * 1e6), clone_ms, batch_bytes / (clone_ms * 1e6),
               synced_ms, batch_bytes / (synced_ms * 1e6), compact_ms, batch_bytes / (compact_ms * 1e6));
   // The compact loop's output against the library kernel's (whole groups of 8 symbols only).
-  check(zarrdirect::cuda::launch_zstd_literals(d_jobs, block_total, d_src, d_scratch, nullptr), "launch");
+  check(zarrdirect::cuda::launch_zstd_literals(d_jobs, block_total, d_src, d_scratch, nullptr, 1), "launch");
   const std::vector<std::uint8_t> expected = host_copy(d_scratch, scratch_bytes);
   compact_clone<<<(block_total + 7) / 8, 32>>>(d_jobs, block_total, d_src, d_scratch, d_finish);
   const std::vector<std::uint8_t> got = host_copy(d_scratch, scratch_bytes);

@@ -1,6 +1,6 @@
 // Kernel-level timing of the GPU zstd decoder (issue 18): the two steps of the block jobs
-// (zstd_decode_kernels.cuh: a thread per Huffman stream and per block's sequences, then a warp per
-// frame), each timed with CUDA events around its launch alone (no transfers, no placement), on a
+// (zstd_decode_kernels.cuh: 1, 8 or 32 lanes a Huffman stream and a thread per block's sequences,
+// then a warp per frame), each timed with CUDA events around its launch alone (no transfers, no placement), on a
 // batch already in device memory, beside libzstd on the host's cores for the same frames.
 // Decoded GB/s = decoded bytes / time. Every run's outcomes are checked and the decoded bytes
 // compared with the input, so a fast wrong kernel does not pass.
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     check(zc::launch_zstd_block_slots(d_blocks, block_count, d_src, d_scratch, nullptr), "step one launch");
   }).median_ms;
   const double literals = time_runs(repeat, [&] {
-    check(zc::launch_zstd_literals(d_blocks, block_count, d_src, d_scratch, nullptr), "literals launch");
+    check(zc::launch_zstd_literals(d_blocks, block_count, d_src, d_scratch, nullptr, 0), "literals launch");
   }).median_ms;
   const double sequences = time_runs(repeat, [&] {
     check(zc::launch_zstd_sequences(d_blocks, block_count, d_src, d_scratch, nullptr), "sequences launch");
@@ -135,6 +135,38 @@ int main(int argc, char** argv) {
                    portable::describe(outcomes[c].status));
       return 1;
     }
+  }
+  // The literals kernel with each number of lanes a Huffman stream, and the whole decode with it
+  // (the three launches in a row), each checked against the input.
+  struct LanesRow {
+    std::uint32_t lanes;
+    double literals_ms;
+    double decode_ms;
+  };
+  std::vector<LanesRow> lanes_rows;
+  for (const std::uint32_t lanes : {1u, 8u, 32u}) {
+    const double lanes_literals = time_runs(repeat, [&] {
+      check(zc::launch_zstd_literals(d_blocks, block_count, d_src, d_scratch, nullptr, lanes), "literals launch");
+    }).median_ms;
+    check(cudaMemset(d_dst, 0, chunks * chunk_bytes), "clear output");
+    const double lanes_decode = time_runs(repeat, [&] {
+      check(zc::launch_zstd_literals(d_blocks, block_count, d_src, d_scratch, nullptr, lanes), "literals launch");
+      check(zc::launch_zstd_sequences(d_blocks, block_count, d_src, d_scratch, nullptr), "sequences launch");
+      check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr),
+            "step two launch");
+    }).median_ms;
+    check(cudaMemcpy(outcomes.data(), d_outcomes, chunks * sizeof(portable::DecodeOutcome), cudaMemcpyDeviceToHost),
+          "outcomes back");
+    check(cudaMemcpy(got.data(), d_dst, got.size(), cudaMemcpyDeviceToHost), "output back");
+    for (std::uint64_t c = 0; c < chunks; ++c) {
+      if (outcomes[c].status != portable::DecodeStatus::ok ||
+          std::memcmp(got.data() + c * chunk_bytes, originals[c % distinct].data(), chunk_bytes) != 0) {
+        std::fprintf(stderr, "zstd_kernel_bench: chunk %llu decoded wrong with %u lanes a stream (%s)\n",
+                     static_cast<unsigned long long>(c), lanes, portable::describe(outcomes[c].status));
+        return 1;
+      }
+    }
+    lanes_rows.push_back({lanes, lanes_literals, lanes_decode});
   }
   // libzstd on `threads` host threads, chunks shared out, best of `repeat`.
   double cpu_best = 1e30;
@@ -170,5 +202,13 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(huffman_blocks), static_cast<unsigned long long>(sequence_count), literals,
               static_cast<double>(literal_bytes) / streams / (literals * 1e3), sequences,
               static_cast<double>(sequence_count) / blocks / (sequences * 1e-3));
+  std::printf("\n| lanes a Huffman stream | literals kernel ms (GB/s of literals) | whole decode ms (decoded GB/s) |%s\n"
+              "|---:|---:|---:|\n",
+              "");
+  for (const LanesRow& row : lanes_rows)
+    std::printf("| %u%s | %.3f (%.1f) | %.3f (%.1f) |\n", row.lanes,
+                row.lanes == zc::literal_lanes_for(block_count) ? " (chosen)" : "", row.literals_ms,
+                static_cast<double>(literal_bytes) / (row.literals_ms * 1e6), row.decode_ms,
+                decoded / (row.decode_ms * 1e6));
   return 0;
 }

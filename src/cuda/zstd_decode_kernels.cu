@@ -2,7 +2,11 @@
 // checks included, are codec/portable's, the same code the CPU tests run against libzstd.
 #include "cuda/zstd_decode_kernels.cuh"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "codec/portable/zstd_block_decode.hpp"
+#include "codec/portable/zstd_huffman_lanes.hpp"
 
 namespace zarrdirect::cuda {
 namespace {
@@ -53,6 +57,91 @@ __global__ void __launch_bounds__(kLiteralThreads)
   }
 }
 
+// Step one, literals, with kLanes lanes a Huffman stream (codec/portable/zstd_huffman_lanes.hpp):
+// a block of threads per zstd block, stream s on threads [s * kLanes, (s + 1) * kLanes), which lie
+// in one warp. Every thread of a warp runs every shuffle (a stream that is absent or damaged
+// decodes as empty and reports at the end), so the full mask is always right.
+constexpr unsigned kAllLanes = 0xffffffffu;
+
+template <unsigned kLanes>
+__device__ portable::DecodeStatus decode_stream_with_lanes(const portable::ZstdBlockJob& job, unsigned slot,
+                                                           unsigned lane,
+                                                           const portable::zstd_detail::HuffmanTable& table,
+                                                           const std::uint8_t* src, std::uint8_t* scratch) {
+  namespace zd = portable::zstd_detail;
+  const bool present = slot < job.streams;
+  portable::zstd_block_detail::HuffmanStreamSlot where;
+  const std::uint8_t* stream = nullptr;
+  std::uint64_t size = 0;
+  if (present) {
+    where = portable::zstd_block_detail::huffman_stream_slot(job, slot);
+    stream = src + where.src;
+    size = job.stream_sizes[slot];
+  }
+  const std::int64_t stream_bits = present ? zd::huffman_stream_bits(stream, size) : 0;
+  const zd::HuffmanShare share = zd::huffman_lane_share(stream_bits > 0 ? stream_bits : 0, lane, kLanes);
+  std::int64_t start = share.start;
+  zd::HuffmanRun run = zd::huffman_count_segment(table, stream, size, start, share.stop);
+  // Each round settles at least one more lane's start (see the header): kLanes rounds at most.
+  for (unsigned round = 0; round < kLanes; ++round) {
+    const std::int64_t previous_end = __shfl_up_sync(kAllLanes, run.end, 1, kLanes);
+    const std::int64_t settled_start = lane == 0 ? share.start : previous_end;
+    const bool moved = settled_start != start;
+    if (!__any_sync(kAllLanes, moved)) break;
+    if (moved) {
+      run = zd::huffman_resync_segment(table, stream, size, start, run, settled_start, share.stop);
+      start = settled_start;
+    }
+  }
+  std::uint32_t through = run.count;  // this lane's and the earlier lanes' symbols
+  for (unsigned distance = 1; distance < kLanes; distance <<= 1) {
+    const std::uint32_t earlier = __shfl_up_sync(kAllLanes, through, distance, kLanes);
+    if (lane >= distance) through += earlier;
+  }
+  const std::uint32_t total = __shfl_sync(kAllLanes, through, kLanes - 1, kLanes);
+  const std::int64_t last_end = __shfl_sync(kAllLanes, run.end, kLanes - 1, kLanes);
+  const bool valid = present && stream_bits >= 0 && last_end == 0 && total == where.count;
+  bool written = true;
+  if (valid)
+    written = zd::huffman_write_segment(table, stream, size, start, run.end,
+                                        scratch + where.out + (through - run.count), run.count);
+  for (unsigned distance = 1; distance < kLanes; distance <<= 1)
+    written = __shfl_xor_sync(kAllLanes, written, distance, kLanes) && written;
+  if (!present) return portable::DecodeStatus::ok;
+  return valid && written ? portable::DecodeStatus::ok : portable::DecodeStatus::corrupt;
+}
+
+template <unsigned kLanes>
+__global__ void __launch_bounds__(portable::kZstdSequenceSlot * kLanes)
+    zstd_literal_lanes_kernel(const portable::ZstdBlockJob* __restrict__ blocks, std::uint32_t block_count,
+                              const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ scratch) {
+  static_assert(kLanes <= 32 && (kLanes & (kLanes - 1)) == 0, "a stream's lanes lie in one warp");
+  __shared__ portable::zstd_detail::HuffmanTable table;
+  __shared__ portable::DecodeStatus table_status;
+  const unsigned slot = threadIdx.x / kLanes;
+  const unsigned lane = threadIdx.x % kLanes;
+  for (std::uint64_t b = blockIdx.x; b < block_count; b += gridDim.x) {
+    const portable::ZstdBlockJob& job = blocks[b];
+    const bool compressed = job.type == portable::ZstdBlockType::compressed;
+    const bool huffman = compressed && job.literals_type == portable::ZstdLiteralsType::huffman;
+    if (threadIdx.x == 0 && huffman) table_status = portable::zstd_build_huffman_table(job, src, table);
+    __syncthreads();
+    if (huffman) {  // the same for every thread of the block of threads: their shuffles match
+      const portable::DecodeStatus status =
+          table_status == portable::DecodeStatus::ok
+              ? decode_stream_with_lanes<kLanes>(job, slot, lane, table, src, scratch)
+              : table_status;
+      if (lane == 0) portable::zstd_block_detail::slot_statuses(scratch, job)[slot] = status;
+    } else if (compressed) {
+      if (job.literals_type == portable::ZstdLiteralsType::rle)
+        portable::zstd_block_detail::fill_part(threadIdx.x, blockDim.x, scratch + job.literals,
+                                               src[job.literals_src], job.literal_size);
+      if (lane == 0) portable::zstd_block_detail::slot_statuses(scratch, job)[slot] = portable::DecodeStatus::ok;
+    }
+    __syncthreads();  // the table is rebuilt for the next block
+  }
+}
+
 __global__ void __launch_bounds__(kSequenceThreads)
     zstd_sequences_kernel(const portable::ZstdBlockJob* __restrict__ blocks, std::uint32_t block_count,
                           const std::uint8_t* __restrict__ src, std::uint8_t* __restrict__ scratch) {
@@ -95,11 +184,49 @@ __global__ void __launch_bounds__(kFrameThreads)
 
 }  // namespace
 
+std::uint32_t literal_lanes_for(std::uint32_t block_count) {
+  // ZARRDIRECT_ZSTD_LITERAL_LANES=1|8|32 fixes the choice, for benchmarks comparing them.
+  static const std::uint32_t forced = [] {
+    const char* text = std::getenv("ZARRDIRECT_ZSTD_LITERAL_LANES");
+    if (text == nullptr) return 0u;
+    if (std::strcmp(text, "1") == 0) return 1u;
+    if (std::strcmp(text, "8") == 0) return 8u;
+    if (std::strcmp(text, "32") == 0) return 32u;
+    return 0u;
+  }();
+  if (forced != 0) return forced;
+  int device = 0;
+  int processors = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    processors = 132;
+  // TODO(measure): thresholds from bench/zstd_kernel_bench's sweep.
+  const std::uint64_t blocks = block_count;
+  if (blocks <= std::uint64_t(processors) * 8) return 32;
+  return 8;
+}
+
 cudaError_t launch_zstd_literals(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
-                                 const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream) {
+                                 const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream,
+                                 std::uint32_t lanes) {
   if (block_count == 0) return cudaSuccess;
-  zstd_literals_kernel<<<blocks_for(std::uint64_t{block_count} * portable::kZstdSequenceSlot, kLiteralThreads),
-                         kLiteralThreads, 0, stream>>>(blocks, block_count, src, scratch);
+  if (lanes == 0) lanes = literal_lanes_for(block_count);
+  switch (lanes) {
+    case 1:
+      zstd_literals_kernel<<<blocks_for(std::uint64_t{block_count} * portable::kZstdSequenceSlot, kLiteralThreads),
+                             kLiteralThreads, 0, stream>>>(blocks, block_count, src, scratch);
+      break;
+    case 8:
+      zstd_literal_lanes_kernel<8><<<blocks_for(block_count, 1), portable::kZstdSequenceSlot * 8, 0, stream>>>(
+          blocks, block_count, src, scratch);
+      break;
+    case 32:
+      zstd_literal_lanes_kernel<32><<<blocks_for(block_count, 1), portable::kZstdSequenceSlot * 32, 0, stream>>>(
+          blocks, block_count, src, scratch);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
 }
 
@@ -113,7 +240,7 @@ cudaError_t launch_zstd_sequences(const portable::ZstdBlockJob* blocks, std::uin
 
 cudaError_t launch_zstd_block_slots(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
                                     const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream) {
-  if (cudaError_t status = launch_zstd_literals(blocks, block_count, src, scratch, stream); status != cudaSuccess)
+  if (cudaError_t status = launch_zstd_literals(blocks, block_count, src, scratch, stream, 0); status != cudaSuccess)
     return status;
   return launch_zstd_sequences(blocks, block_count, src, scratch, stream);
 }

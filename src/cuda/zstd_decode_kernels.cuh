@@ -5,8 +5,10 @@
 // outcomes after its stream synchronizes, names the chunk of any frame that is not `ok`, and
 // decodes `unsupported` ones with libzstd).
 //
-//   step one: one thread per block and slot (blocks * 5 threads: the Huffman streams first, then
-//     the sequences, so that a warp's threads run the same code);
+//   step one: the literals, each Huffman stream decoded by 1, 8 or 32 lanes (chosen by the
+//     batch's size: a small batch splits each stream over many lanes so that it does not wait on
+//     one thread per stream; codec/portable/zstd_huffman_lanes.hpp), then the sequences, a thread
+//     per block;
 //   step two: one warp per frame.
 #pragma once
 
@@ -32,8 +34,14 @@ cudaError_t launch_zstd_decode(const codec::portable::ZstdBlockJob* blocks, std:
 // The steps alone, as launch_zstd_decode runs them one after the other on `stream` (for
 // kernel-level timing: bench/zstd_kernel_bench.cpp): step one's two launches each alone
 // (literals, sequences), both of them (launch_zstd_block_slots), and step two.
+// launch_zstd_literals' `lanes` is the lanes a Huffman stream: 1, 8 or 32, or 0 for the choice
+// launch_zstd_decode makes (literal_lanes_for); anything else is cudaErrorInvalidValue.
 cudaError_t launch_zstd_literals(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
-                                 const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream);
+                                 const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream,
+                                 std::uint32_t lanes);
+// The lanes a Huffman stream launch_zstd_decode takes for a batch of `block_count` zstd blocks on
+// the current device (ZARRDIRECT_ZSTD_LITERAL_LANES=1|8|32 fixes it, for benchmarks).
+std::uint32_t literal_lanes_for(std::uint32_t block_count);
 cudaError_t launch_zstd_sequences(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
                                   const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream);
 cudaError_t launch_zstd_block_slots(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,

@@ -1,7 +1,7 @@
 // The batched GPU zstd decoder gives the host run of the same jobs (the same portable code compiled
-// for the CPU) frame by frame: the same status, the same decoded bytes, which are libzstd's, and
-// for damaged frames no byte written outside a frame's own output. Skips where no CUDA device is
-// usable.
+// for the CPU) frame by frame, with its own choice of lanes a Huffman stream and with each of 1, 8
+// and 32: the same status, the same decoded bytes, which are libzstd's, and for damaged frames no
+// byte written outside a frame's own output. Skips where no CUDA device is usable.
 #include "cuda/zstd_decode_kernels.cuh"
 
 #include <gtest/gtest.h>
@@ -86,51 +86,71 @@ TEST(GpuZstdDecode, BatchEqualsTheHostRunAndLibzstd) {
   run_zstd_jobs_on_host(jobs, src.data(), expected.data(), host_scratch.data(), expected_outcomes);
 
   const DeviceArray<std::uint8_t> device_src(src);
-  const DeviceArray<std::uint8_t> device_dst(Bytes(dst_size, kGuardByte));
   const DeviceArray<std::uint8_t> device_scratch(Bytes(std::max<std::uint64_t>(scratch_end, 1)));
   const DeviceArray<portable::ZstdBlockJob> device_blocks(jobs.blocks);
   const DeviceArray<portable::ZstdFrameJob> device_frames(jobs.frames);
-  const DeviceArray<portable::DecodeOutcome> device_outcomes(std::vector<portable::DecodeOutcome>(jobs.frames.size()));
-  ASSERT_EQ(launch_zstd_decode(device_blocks.get(), static_cast<std::uint32_t>(jobs.blocks.size()), device_frames.get(),
-                               static_cast<std::uint32_t>(jobs.frames.size()), device_src.get(), device_dst.get(),
-                               device_scratch.get(), device_outcomes.get(), nullptr),
-            cudaSuccess);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const auto outcomes = device_outcomes.to_host();
-  const Bytes got = device_dst.to_host();
+  const auto block_count = static_cast<std::uint32_t>(jobs.blocks.size());
+  const auto frame_count = static_cast<std::uint32_t>(jobs.frames.size());
+  // lanes 0: launch_zstd_decode's own choice; then each number of lanes a Huffman stream.
   int ok = 0;
-  for (std::size_t i = 0; i < listed.size(); ++i) {
-    SCOPED_TRACE(testing::Message() << "frame " << i);
-    const Listed& frame = listed[i];
-    if (frame.job >= 0) {
-      const auto f = static_cast<std::size_t>(frame.job);
-      ASSERT_EQ(outcomes[f].status, expected_outcomes[f].status) << portable::describe(outcomes[f].status);
-      if (outcomes[f].status == portable::DecodeStatus::ok) {
-        ++ok;
-        ASSERT_EQ(outcomes[f].written, expected_outcomes[f].written);
-        const auto begin = got.begin() + static_cast<std::ptrdiff_t>(frame.dst);
-        const auto end = begin + static_cast<std::ptrdiff_t>(outcomes[f].written);
-        ASSERT_TRUE(std::equal(begin, end, expected.begin() + static_cast<std::ptrdiff_t>(frame.dst)));
-        if (!frame.damaged) {
-          ASSERT_TRUE(std::equal(begin, end, frame.original.begin(), frame.original.end()));
-        } else {  // damage that left a valid frame: libzstd's bytes
-          Bytes reference(frame.capacity);
-          const std::size_t n = ZSTD_decompress(reference.data(), reference.size(), frame.frame.data(), frame.frame.size());
-          ASSERT_FALSE(ZSTD_isError(n));
-          reference.resize(n);
-          ASSERT_TRUE(std::equal(begin, end, reference.begin(), reference.end()));
-        }
-      }
-    } else if (!frame.damaged) {
-      // An intact frame is refused only for want of room.
-      ASSERT_LT(frame.capacity, frame.original.size());
+  for (const std::uint32_t lanes : {0u, 1u, 8u, 32u}) {
+    SCOPED_TRACE(testing::Message() << "lanes " << lanes);
+    const DeviceArray<std::uint8_t> device_dst(Bytes(dst_size, kGuardByte));
+    const DeviceArray<portable::DecodeOutcome> device_outcomes{std::vector<portable::DecodeOutcome>(frame_count)};
+    if (lanes == 0) {
+      ASSERT_EQ(launch_zstd_decode(device_blocks.get(), block_count, device_frames.get(), frame_count, device_src.get(),
+                                   device_dst.get(), device_scratch.get(), device_outcomes.get(), nullptr),
+                cudaSuccess);
+    } else {
+      ASSERT_EQ(launch_zstd_literals(device_blocks.get(), block_count, device_src.get(), device_scratch.get(), nullptr,
+                                     lanes),
+                cudaSuccess);
+      ASSERT_EQ(launch_zstd_sequences(device_blocks.get(), block_count, device_src.get(), device_scratch.get(), nullptr),
+                cudaSuccess);
+      ASSERT_EQ(launch_zstd_execute(device_blocks.get(), device_frames.get(), frame_count, device_src.get(),
+                                    device_dst.get(), device_scratch.get(), device_outcomes.get(), nullptr),
+                cudaSuccess);
     }
-    // The guard after the frame's room is untouched, whatever its input held.
-    for (std::size_t k = 0; k < kGuard; ++k) ASSERT_EQ(got[frame.dst + frame.capacity + k], kGuardByte);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto outcomes = device_outcomes.to_host();
+    const Bytes got = device_dst.to_host();
+    ok = 0;
+    for (std::size_t i = 0; i < listed.size(); ++i) {
+      SCOPED_TRACE(testing::Message() << "frame " << i);
+      const Listed& frame = listed[i];
+      if (frame.job >= 0) {
+        const auto f = static_cast<std::size_t>(frame.job);
+        ASSERT_EQ(outcomes[f].status, expected_outcomes[f].status) << portable::describe(outcomes[f].status);
+        if (outcomes[f].status == portable::DecodeStatus::ok) {
+          ++ok;
+          ASSERT_EQ(outcomes[f].written, expected_outcomes[f].written);
+          const auto begin = got.begin() + static_cast<std::ptrdiff_t>(frame.dst);
+          const auto end = begin + static_cast<std::ptrdiff_t>(outcomes[f].written);
+          ASSERT_TRUE(std::equal(begin, end, expected.begin() + static_cast<std::ptrdiff_t>(frame.dst)));
+          if (!frame.damaged) {
+            ASSERT_TRUE(std::equal(begin, end, frame.original.begin(), frame.original.end()));
+          } else {  // damage that left a valid frame: libzstd's bytes
+            Bytes reference(frame.capacity);
+            const std::size_t n =
+                ZSTD_decompress(reference.data(), reference.size(), frame.frame.data(), frame.frame.size());
+            ASSERT_FALSE(ZSTD_isError(n));
+            reference.resize(n);
+            ASSERT_TRUE(std::equal(begin, end, reference.begin(), reference.end()));
+          }
+        }
+      } else if (!frame.damaged) {
+        // An intact frame is refused only for want of room.
+        ASSERT_LT(frame.capacity, frame.original.size());
+      }
+      // The guard after the frame's room is untouched, whatever its input held.
+      for (std::size_t k = 0; k < kGuard; ++k) ASSERT_EQ(got[frame.dst + frame.capacity + k], kGuardByte);
+    }
   }
   EXPECT_GT(ok, 150);
   EXPECT_LT(ok, 300);  // the damaged and too-small frames did fail
   EXPECT_EQ(launch_zstd_decode(nullptr, 0, nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr), cudaSuccess);
+  EXPECT_EQ(launch_zstd_literals(device_blocks.get(), block_count, device_src.get(), device_scratch.get(), nullptr, 4),
+            cudaErrorInvalidValue);
 }
 
 }  // namespace

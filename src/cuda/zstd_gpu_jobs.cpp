@@ -4,8 +4,9 @@
 
 #include "codec/portable/zstd_bits.hpp"
 #include "codec/portable/zstd_block_decode.hpp"
-#include "codec/portable/zstd_fse.hpp"
 #include "codec/portable/zstd_frame.hpp"
+#include "codec/portable/zstd_fse.hpp"
+#include "codec/portable/zstd_huffman_lanes.hpp"
 
 namespace zarrdirect::cuda {
 namespace {
@@ -235,14 +236,22 @@ void append_rebased(const ZstdGpuJobs& listed, std::uint64_t src_base, std::uint
 }
 
 void run_zstd_jobs_on_host(const ZstdGpuJobs& jobs, const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
-                           std::vector<portable::DecodeOutcome>& outcomes) {
+                           std::vector<portable::DecodeOutcome>& outcomes, std::uint32_t literal_lanes) {
   auto table = std::make_unique<portable::zstd_detail::HuffmanTable>();
   for (const ZstdBlockJob& job : jobs.blocks) {
     DecodeStatus table_status = DecodeStatus::ok;
-    if (job.type == portable::ZstdBlockType::compressed && job.literals_type == portable::ZstdLiteralsType::huffman)
-      table_status = portable::zstd_build_huffman_table(job, src, *table);
-    for (std::uint32_t slot = 0; slot < portable::kZstdSequenceSlot; ++slot)
-      portable::zstd_decode_literal_slot(job, slot, *table, table_status, src, scratch);
+    const bool huffman =
+        job.type == portable::ZstdBlockType::compressed && job.literals_type == portable::ZstdLiteralsType::huffman;
+    if (huffman) table_status = portable::zstd_build_huffman_table(job, src, *table);
+    for (std::uint32_t slot = 0; slot < portable::kZstdSequenceSlot; ++slot) {
+      if (huffman && literal_lanes > 1 && table_status == DecodeStatus::ok && slot < job.streams) {
+        const auto where = portable::zstd_block_detail::huffman_stream_slot(job, slot);
+        portable::zstd_block_detail::slot_statuses(scratch, job)[slot] = portable::zstd_detail::huffman_decode_stream_lanes(
+            *table, src + where.src, job.stream_sizes[slot], scratch + where.out, where.count, literal_lanes);
+      } else {
+        portable::zstd_decode_literal_slot(job, slot, *table, table_status, src, scratch);
+      }
+    }
     portable::zstd_decode_sequence_slot(job, src, scratch);
   }
   outcomes.clear();

@@ -28,7 +28,8 @@ struct HostBatch {
   ZstdGpuJobs jobs;
 };
 
-HostBatch run_batch(const std::vector<Bytes>& frames, const std::vector<std::size_t>& capacities) {
+HostBatch run_batch(const std::vector<Bytes>& frames, const std::vector<std::size_t>& capacities,
+                    std::uint32_t literal_lanes = 1) {
   HostBatch batch;
   Bytes src;
   std::vector<std::uint64_t> dst_at;
@@ -57,7 +58,7 @@ HostBatch run_batch(const std::vector<Bytes>& frames, const std::vector<std::siz
   Bytes dst(dst_end, 0xEE);
   Bytes scratch(scratch_end, 0xEE);
   std::vector<DecodeOutcome> outcomes;
-  run_zstd_jobs_on_host(batch.jobs, src.data(), dst.data(), scratch.data(), outcomes);
+  run_zstd_jobs_on_host(batch.jobs, src.data(), dst.data(), scratch.data(), outcomes, literal_lanes);
   for (std::size_t f = 0; f < frames.size(); ++f) {
     DecodeOutcome outcome;
     outcome.status = listed[f];
@@ -69,7 +70,11 @@ HostBatch run_batch(const std::vector<Bytes>& frames, const std::vector<std::siz
   return batch;
 }
 
-// Every frame decodes to its input, as the kernels' run of the same jobs must.
+// The lanes a Huffman stream the kernels use (the serial decoder, and each stream split).
+constexpr std::uint32_t kLiteralLanes[] = {1, 8, 32};
+
+// Every frame decodes to its input, as the kernels' run of the same jobs must, with the literals
+// decoded by each number of lanes.
 void expect_batch_round_trip(const std::vector<Bytes>& inputs, const Settings& settings, const char* what) {
   SCOPED_TRACE(testing::Message() << what << ", level " << settings.level << (settings.checksum ? ", checksum" : ""));
   std::vector<Bytes> frames;
@@ -78,11 +83,14 @@ void expect_batch_round_trip(const std::vector<Bytes>& inputs, const Settings& s
     frames.push_back(compress(input, settings));
     capacities.push_back(input.size());
   }
-  const HostBatch batch = run_batch(frames, capacities);
-  for (std::size_t f = 0; f < inputs.size(); ++f) {
-    ASSERT_EQ(batch.outcomes[f].status, DecodeStatus::ok) << "frame " << f << ": " << describe(batch.outcomes[f].status);
-    EXPECT_EQ(batch.outcomes[f].written, inputs[f].size());
-    EXPECT_TRUE(batch.decoded[f] == inputs[f]) << "frame " << f << " of " << inputs[f].size() << " bytes";
+  for (const std::uint32_t lanes : kLiteralLanes) {
+    SCOPED_TRACE(testing::Message() << lanes << " lanes a Huffman stream");
+    const HostBatch batch = run_batch(frames, capacities, lanes);
+    for (std::size_t f = 0; f < inputs.size(); ++f) {
+      ASSERT_EQ(batch.outcomes[f].status, DecodeStatus::ok) << "frame " << f << ": " << describe(batch.outcomes[f].status);
+      EXPECT_EQ(batch.outcomes[f].written, inputs[f].size());
+      EXPECT_TRUE(batch.decoded[f] == inputs[f]) << "frame " << f << " of " << inputs[f].size() << " bytes";
+    }
   }
 }
 
@@ -241,8 +249,8 @@ TEST(ZstdGpuJobs, ClaimsPastTheContentAreRefused) {
   EXPECT_EQ(scratch, 0u);
 }
 
-// Damaged frames: nothing crashes or touches memory outside the buffers, and whatever decodes,
-// libzstd decodes to the same bytes.
+// Damaged frames: nothing crashes or touches memory outside the buffers, whatever decodes, libzstd
+// decodes to the same bytes, and literals split over lanes give what the serial decoder gives.
 TEST(ZstdGpuJobs, DamagedFramesAreRefusedOrDecodedAsLibzstdDoes) {
   std::mt19937 rng(2025);
   int trials = 0;
@@ -269,7 +277,15 @@ TEST(ZstdGpuJobs, DamagedFramesAreRefusedOrDecodedAsLibzstdDoes) {
       }
       damaged_frames.push_back(std::move(damaged));
     }
-    const HostBatch batch = run_batch(damaged_frames, std::vector<std::size_t>(damaged_frames.size(), n));
+    const std::vector<std::size_t> capacities(damaged_frames.size(), n);
+    const HostBatch batch = run_batch(damaged_frames, capacities);
+    for (const std::uint32_t lanes : {8u, 32u}) {
+      const HostBatch split = run_batch(damaged_frames, capacities, lanes);
+      for (std::size_t d = 0; d < damaged_frames.size(); ++d) {
+        ASSERT_EQ(split.outcomes[d].status, batch.outcomes[d].status) << "frame " << d << ", " << lanes << " lanes";
+        ASSERT_TRUE(split.decoded[d] == batch.decoded[d]) << "frame " << d << ", " << lanes << " lanes";
+      }
+    }
     for (std::size_t d = 0; d < damaged_frames.size(); ++d) {
       ++trials;
       if (batch.outcomes[d].status != DecodeStatus::ok) continue;

@@ -157,15 +157,15 @@ ZD_HOST_DEVICE ZD_ZSTD_INLINE std::uint32_t huffman_decode_four(const HuffmanTab
   return consumed;
 }
 
-// Decodes exactly `count` symbols from one backward stream, which they must use up exactly.
+// Decodes `count` symbols from `bits`' position on into out (the table built: max_bits > 0).
+// Forced inline: on the GPU a call taking the reader by reference would keep it in local memory.
 // No loop returns early: a read past the stream's start yields zeros and leaves the position below
-// zero for good (it only falls), so one check at the end catches an overrun anywhere. On the GPU
-// an early return whose status is kept gave the loop exits the warp's lanes took apart, and the
-// warp ran the loop about four times over (3.7x slower, measured in bench/zstd_huffman_probe).
-ZD_HOST_DEVICE inline DecodeStatus huffman_decode_stream(const HuffmanTable& table, const std::uint8_t* stream,
-                                                         std::uint64_t size, std::uint8_t* out, std::uint64_t count) {
-  BackwardBits bits;
-  if (!bits.init(stream, size) || table.max_bits == 0) return DecodeStatus::corrupt;
+// zero for good (it only falls), so the caller's one check of the position at the end catches an
+// overrun anywhere. On the GPU an early return whose status is kept gave the loop exits the warp's
+// lanes took apart, and the warp ran the loop about four times over (3.7x slower, measured in
+// bench/zstd_huffman_probe).
+ZD_HOST_DEVICE ZD_ZSTD_INLINE void huffman_decode_symbols(const HuffmanTable& table, BackwardBits& bits, std::uint8_t* out,
+                                                  std::uint64_t count) {
   const std::uint32_t max_bits = table.max_bits;
   std::uint64_t i = 0;
   // Single bytes up to an 8-byte boundary of the output, then eight symbols a store (on the GPU a
@@ -193,6 +193,14 @@ ZD_HOST_DEVICE inline DecodeStatus huffman_decode_stream(const HuffmanTable& tab
     out[i] = static_cast<std::uint8_t>(entry & 0xff);
     bits.skip(entry >> 8);
   }
+}
+
+// Decodes exactly `count` symbols from one backward stream, which they must use up exactly.
+ZD_HOST_DEVICE inline DecodeStatus huffman_decode_stream(const HuffmanTable& table, const std::uint8_t* stream,
+                                                         std::uint64_t size, std::uint8_t* out, std::uint64_t count) {
+  BackwardBits bits;
+  if (!bits.init(stream, size) || table.max_bits == 0) return DecodeStatus::corrupt;
+  huffman_decode_symbols(table, bits, out, count);
   return bits.finished() ? DecodeStatus::ok : DecodeStatus::corrupt;  // an overrun left pos below zero
 }
 
