@@ -53,6 +53,12 @@ $z bench $s --device cuda --repeat 1 > /dev/null
     echo "region 256^3 sharded-64 gpu lanes $lanes $(ZARRDIRECT_ZSTD_LITERAL_LANES=$lanes rate $s gpu --region $sr --repeat 9)"
   done
   echo "region 256^3 sharded-64 auto $(rate $s auto --region $sr --repeat 9)"
+  # Smaller batches (the staging budget caps them), so that reading overlaps decoding.
+  for mb in 4 8 16; do
+    echo "region 256^3 sharded-64 gpu lanes 32 staging $mb MiB $(ZARRDIRECT_STAGING_MB=$mb ZARRDIRECT_ZSTD_LITERAL_LANES=32 rate $s gpu --region $sr --repeat 9)"
+    echo "region 384:640,384:640,768:1280 zstd gpu lanes 32 staging $mb MiB $(ZARRDIRECT_STAGING_MB=$mb ZARRDIRECT_ZSTD_LITERAL_LANES=32 rate $a gpu --region 384:640,384:640,768:1280 --repeat 9)"
+  done
+  echo "region 256:768,256:768,768:1280 zstd gpu lanes 32 staging 64 MiB $(ZARRDIRECT_STAGING_MB=64 ZARRDIRECT_ZSTD_LITERAL_LANES=32 rate $a gpu --region 256:768,256:768,768:1280 --repeat 9)"
   for arr in $a $s; do
     echo "whole $(basename $arr) cpu $(rate $arr cpu --repeat 3)"
     for lanes in 1 8 32; do
