@@ -1,8 +1,9 @@
 // The portable (CPU and GPU) zstd decoders on arbitrary bytes: the serial frame decoder
 // (src/codec/portable/zstd_frame.hpp) and the GPU's block jobs (src/cuda/zstd_gpu_jobs.hpp, listed
-// and run on the host with 32 emulated lanes). Neither may read or write outside its buffers (ASan
-// sees the exact-size heap buffers here), and whatever either accepts, libzstd decodes to the
-// same bytes.
+// and run on the host with 32 emulated lanes a frame, the Huffman literals decoded serially and
+// split over 8 and 32 lanes). None may read or write outside its buffers (ASan sees the exact-size
+// heap buffers here), the three runs of the jobs agree, and whatever any accepts, libzstd decodes
+// to the same bytes.
 //
 // The first byte picks the mode:
 //   0: a zstd frame, as it is; bytes 1-3 give the output capacity.
@@ -35,7 +36,8 @@ using Bytes = std::vector<std::uint8_t>;
 constexpr std::uint64_t kMaxDecoded = 1 << 22;
 
 // The block jobs' status for a frame (into exactly-sized output and scratch).
-portable::DecodeStatus decode_with_block_jobs(const Bytes& frame, std::size_t capacity, Bytes& out) {
+portable::DecodeStatus decode_with_block_jobs(const Bytes& frame, std::size_t capacity, Bytes& out,
+                                              std::uint32_t literal_lanes) {
   zarrdirect::cuda::ZstdGpuJobs jobs;
   std::uint64_t scratch_size = 0;
   const portable::DecodeStatus listed = zarrdirect::cuda::append_zstd_jobs(frame, 0, 0, capacity, scratch_size, jobs);
@@ -43,7 +45,7 @@ portable::DecodeStatus decode_with_block_jobs(const Bytes& frame, std::size_t ca
   out.assign(capacity, 0);
   Bytes scratch(scratch_size);
   std::vector<portable::DecodeOutcome> outcomes;
-  zarrdirect::cuda::run_zstd_jobs_on_host(jobs, frame.data(), out.data(), scratch.data(), outcomes);
+  zarrdirect::cuda::run_zstd_jobs_on_host(jobs, frame.data(), out.data(), scratch.data(), outcomes, literal_lanes);
   if (outcomes.size() != 1) violated("one frame listed, not one outcome");
   if (outcomes[0].status == portable::DecodeStatus::ok) out.resize(outcomes[0].written);
   return outcomes[0].status;
@@ -60,8 +62,18 @@ bool check_frame(const Bytes& frame, std::size_t capacity) {
   if (plan.status != portable::DecodeStatus::ok && outcome.status != plan.status)
     violated("the decoder and the plan disagree on the header");
   Bytes by_blocks;
-  const portable::DecodeStatus blocks_status =
-      capacity <= kMaxDecoded ? decode_with_block_jobs(frame, capacity, by_blocks) : portable::DecodeStatus::unsupported;
+  const portable::DecodeStatus blocks_status = capacity <= kMaxDecoded
+                                                    ? decode_with_block_jobs(frame, capacity, by_blocks, 1)
+                                                    : portable::DecodeStatus::unsupported;
+  if (capacity <= kMaxDecoded) {
+    for (const std::uint32_t lanes : {8u, 32u}) {
+      Bytes split;
+      if (decode_with_block_jobs(frame, capacity, split, lanes) != blocks_status)
+        violated("literals split over lanes and decoded serially differ in status");
+      if (blocks_status == portable::DecodeStatus::ok && split != by_blocks)
+        violated("literals split over lanes and decoded serially differ in bytes");
+    }
+  }
   const bool blocks_decoded = blocks_status == portable::DecodeStatus::ok;
   if (outcome.status != portable::DecodeStatus::ok && !blocks_decoded) return false;
   Bytes reference(capacity);
