@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Huffman literals split over lanes (issue 18, session 20): the GPU zstd tests, the kernel-level
-# timing with 1, 8 and 32 lanes a stream on batches from 8 to 8,192 frames, then device reads of
-# the 4 GiB zstd-1 sample (whole, and regions of 32-256 MiB, the sharded array's 256^3 region)
-# with each lane count forced (ZARRDIRECT_ZSTD_LITERAL_LANES) against the CPU path.
+# Huffman literals split over lanes and frames over blocks of threads (issue 18, session 20): the
+# GPU zstd tests, the kernel-level timing with 1, 8 and 32 lanes a stream and 32 or 256 threads a
+# frame on batches from 8 to 8,192 frames, then device reads of the 4 GiB zstd-1 sample (regions
+# of 16-256 MiB, the sharded array's 256^3 region, whole reads) on the CPU path, the GPU and
+# `auto`, with the lane count (ZARRDIRECT_ZSTD_LITERAL_LANES) and the frame team
+# (ZARRDIRECT_ZSTD_FRAME_TEAM) forced where said.
 # Run on the GPU machine with .device/deps carried (bench/device_build.sh); results in $OUT.
 set -uo pipefail
 source "$(dirname "$0")/device_build.sh"
 nvidia-smi --query-gpu=name --format=csv,noheader
 log "build"
-device_build OFF ON zarrdirect_tests zarrdirect_cli zstd_kernel_bench || exit 1
+device_build "${PYTHON:-OFF}" ON zarrdirect_tests zarrdirect_cli zstd_kernel_bench ${EXTRA_TARGETS:-} || exit 1
 log "GPU tests"
 timeout 240 build-dev/tests/zarrdirect_tests \
   --gtest_filter="${TEST_FILTER:-GpuZstd*:ZstdGpuJobs*:ZstdHuffmanLanes*:GpuDecode*:DeviceChunkDecoder*}" > "$OUT/tests.log" 2>&1
@@ -40,30 +42,20 @@ rate() {  # array decode [extra bench args]: median GB/s, chunks on GPU, on CPU
 log "reads"
 $z bench $a --device cuda --repeat 1 > /dev/null
 $z bench $s --device cuda --repeat 1 > /dev/null
-{ for region in 384:640,384:640,768:1280 256:768,384:640,768:1280 256:768,256:768,768:1280; do
-    echo "region $region zstd cpu $(rate $a cpu --region $region --repeat 9)"
-    for lanes in 1 8 32; do
-      echo "region $region zstd gpu lanes $lanes $(ZARRDIRECT_ZSTD_LITERAL_LANES=$lanes rate $a gpu --region $region --repeat 9)"
-    done
-    echo "region $region zstd auto $(rate $a auto --region $region --repeat 9)"
+# Regions of 16 MiB to 256 MiB of the 128^3 array, the sharded array's 256^3 region, whole reads:
+# the CPU path, the GPU alone, auto; the sharded region also with each lane count forced.
+{ for region in 384:640,384:640,768:896 384:640,384:640,768:1024 384:640,384:640,768:1280 256:768,384:640,768:1280 256:768,256:768,768:1280; do
+    for side in cpu gpu auto; do echo "region $region zstd $side $(rate $a $side --region $region --repeat 9)"; done
   done
   sr=384:640,384:640,896:1152
-  echo "region 256^3 sharded-64 cpu $(rate $s cpu --region $sr --repeat 9)"
+  for side in cpu gpu auto; do echo "region 256^3 sharded-64 $side $(rate $s $side --region $sr --repeat 9)"; done
   for lanes in 1 8 32; do
     echo "region 256^3 sharded-64 gpu lanes $lanes $(ZARRDIRECT_ZSTD_LITERAL_LANES=$lanes rate $s gpu --region $sr --repeat 9)"
   done
-  echo "region 256^3 sharded-64 auto $(rate $s auto --region $sr --repeat 9)"
-  # Smaller batches (the staging budget caps them), so that reading overlaps decoding.
-  for mb in 4 8 16; do
-    echo "region 256^3 sharded-64 gpu lanes 32 staging $mb MiB $(ZARRDIRECT_STAGING_MB=$mb ZARRDIRECT_ZSTD_LITERAL_LANES=32 rate $s gpu --region $sr --repeat 9)"
-    echo "region 384:640,384:640,768:1280 zstd gpu lanes 32 staging $mb MiB $(ZARRDIRECT_STAGING_MB=$mb ZARRDIRECT_ZSTD_LITERAL_LANES=32 rate $a gpu --region 384:640,384:640,768:1280 --repeat 9)"
+  for team in 32 256; do
+    echo "region 384:640,384:640,768:1024 zstd gpu team $team $(ZARRDIRECT_ZSTD_FRAME_TEAM=$team rate $a gpu --region 384:640,384:640,768:1024 --repeat 9)"
   done
-  echo "region 256:768,256:768,768:1280 zstd gpu lanes 32 staging 64 MiB $(ZARRDIRECT_STAGING_MB=64 ZARRDIRECT_ZSTD_LITERAL_LANES=32 rate $a gpu --region 256:768,256:768,768:1280 --repeat 9)"
   for arr in $a $s; do
-    echo "whole $(basename $arr) cpu $(rate $arr cpu --repeat 3)"
-    for lanes in 1 8 32; do
-      echo "whole $(basename $arr) gpu lanes $lanes $(ZARRDIRECT_ZSTD_LITERAL_LANES=$lanes rate $arr gpu --repeat 3)"
-    done
-    echo "whole $(basename $arr) auto $(rate $arr auto --repeat 3)"
+    for side in cpu gpu auto; do echo "whole $(basename $arr) $side $(rate $arr $side --repeat 3)"; done
   done; } 2>&1 | tee "$OUT/reads.txt"
 log "done"

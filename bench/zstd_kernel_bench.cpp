@@ -24,6 +24,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli/sample.hpp"
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
     huffman_blocks += block.literals_type == portable::ZstdLiteralsType::huffman ? 1 : 0;
   }
   const double step_two = time_runs(repeat, [&] {
-    check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr),
+    check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr, 0),
           "step two launch");
   }).median_ms;
   const double both = time_runs(repeat, [&] {
@@ -140,19 +141,25 @@ int main(int argc, char** argv) {
   // (the three launches in a row), each checked against the input.
   struct LanesRow {
     std::uint32_t lanes;
+    std::uint32_t team;
     double literals_ms;
+    double execute_ms;
     double decode_ms;
   };
   std::vector<LanesRow> lanes_rows;
-  for (const std::uint32_t lanes : {1u, 8u, 32u}) {
+  for (const auto& [lanes, team] : {std::pair{1u, 32u}, std::pair{8u, 32u}, std::pair{32u, 32u}, std::pair{32u, 256u}}) {
     const double lanes_literals = time_runs(repeat, [&] {
       check(zc::launch_zstd_literals(d_blocks, block_count, d_src, d_scratch, nullptr, lanes), "literals launch");
+    }).median_ms;
+    const double team_execute = time_runs(repeat, [&] {
+      check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr, team),
+            "step two launch");
     }).median_ms;
     check(cudaMemset(d_dst, 0, chunks * chunk_bytes), "clear output");
     const double lanes_decode = time_runs(repeat, [&] {
       check(zc::launch_zstd_literals(d_blocks, block_count, d_src, d_scratch, nullptr, lanes), "literals launch");
       check(zc::launch_zstd_sequences(d_blocks, block_count, d_src, d_scratch, nullptr), "sequences launch");
-      check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr),
+      check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr, team),
             "step two launch");
     }).median_ms;
     check(cudaMemcpy(outcomes.data(), d_outcomes, chunks * sizeof(portable::DecodeOutcome), cudaMemcpyDeviceToHost),
@@ -161,12 +168,12 @@ int main(int argc, char** argv) {
     for (std::uint64_t c = 0; c < chunks; ++c) {
       if (outcomes[c].status != portable::DecodeStatus::ok ||
           std::memcmp(got.data() + c * chunk_bytes, originals[c % distinct].data(), chunk_bytes) != 0) {
-        std::fprintf(stderr, "zstd_kernel_bench: chunk %llu decoded wrong with %u lanes a stream (%s)\n",
-                     static_cast<unsigned long long>(c), lanes, portable::describe(outcomes[c].status));
+        std::fprintf(stderr, "zstd_kernel_bench: chunk %llu decoded wrong with %u lanes a stream, %u threads a frame (%s)\n",
+                     static_cast<unsigned long long>(c), lanes, team, portable::describe(outcomes[c].status));
         return 1;
       }
     }
-    lanes_rows.push_back({lanes, lanes_literals, lanes_decode});
+    lanes_rows.push_back({lanes, team, lanes_literals, team_execute, lanes_decode});
   }
   // libzstd on `threads` host threads, chunks shared out, best of `repeat`.
   double cpu_best = 1e30;
@@ -202,13 +209,14 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(huffman_blocks), static_cast<unsigned long long>(sequence_count), literals,
               static_cast<double>(literal_bytes) / streams / (literals * 1e3), sequences,
               static_cast<double>(sequence_count) / blocks / (sequences * 1e-3));
-  std::printf("\n| lanes a Huffman stream | literals kernel ms (GB/s of literals) | whole decode ms (decoded GB/s) |%s\n"
-              "|---:|---:|---:|\n",
-              "");
+  std::printf("\n| lanes a Huffman stream | threads a frame | literals kernel ms (GB/s of literals) | step two ms | "
+              "whole decode ms (decoded GB/s) |\n|---:|---:|---:|---:|---:|\n");
   for (const LanesRow& row : lanes_rows)
-    std::printf("| %u%s | %.3f (%.1f) | %.3f (%.1f) |\n", row.lanes,
-                row.lanes == zc::literal_lanes_for(block_count) ? " (chosen)" : "", row.literals_ms,
-                static_cast<double>(literal_bytes) / (row.literals_ms * 1e6), row.decode_ms,
-                decoded / (row.decode_ms * 1e6));
+    std::printf("| %u | %u%s | %.3f (%.1f) | %.3f | %.3f (%.1f) |\n", row.lanes, row.team,
+                row.lanes == zc::literal_lanes_for(block_count) && row.team == zc::frame_team_for(frame_count)
+                    ? " (chosen)"
+                    : "",
+                row.literals_ms, static_cast<double>(literal_bytes) / (row.literals_ms * 1e6), row.execute_ms,
+                row.decode_ms, decoded / (row.decode_ms * 1e6));
   return 0;
 }

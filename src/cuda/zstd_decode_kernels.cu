@@ -3,7 +3,7 @@
 #include "cuda/zstd_decode_kernels.cuh"
 
 #include <cstdlib>
-#include <cstring>
+#include <initializer_list>
 
 #include "codec/portable/zstd_block_decode.hpp"
 #include "codec/portable/zstd_huffman_lanes.hpp"
@@ -22,8 +22,9 @@ constexpr unsigned kLiteralThreads = kBlocksPerCta * portable::kZstdSequenceSlot
 // Step one, sequences: a thread per block, each with its block's tables in shared memory (about
 // 5.6 KiB a thread: 8 threads keep a block of threads under the 48 KiB of static shared memory).
 constexpr unsigned kSequenceThreads = 8;
-// Step two: a few warps (frames) a block of threads.
+// Step two: a few warps (frames) a block of threads, or a block of threads a frame.
 constexpr unsigned kFrameThreads = 128;
+constexpr unsigned kFrameBlockThreads = 256;
 constexpr unsigned kWarp = 32;
 constexpr unsigned kMaxBlocks = 65535;
 
@@ -169,6 +170,38 @@ struct WarpTeam {
   }
 };
 
+// A frame's copies split over a whole block of threads, for batches of few frames (a warp each
+// would leave most of the GPU idle: 8 frames of 4 MiB took 1.57 ms in warps, H100, session 20).
+struct BlockTeam {
+  std::uint32_t lane;
+  std::uint32_t lanes;
+  __device__ void copy(std::uint8_t* to, const std::uint8_t* from, std::uint64_t n) const {
+    portable::zstd_block_detail::copy_part(lane, lanes, to, from, n);
+    __syncthreads();
+  }
+  __device__ void match(std::uint8_t* to, std::uint64_t offset, std::uint64_t n) const {
+    portable::zstd_block_detail::match_part(lane, lanes, to, offset, n);
+    __syncthreads();
+  }
+  __device__ void fill(std::uint8_t* to, std::uint8_t value, std::uint64_t n) const {
+    portable::zstd_block_detail::fill_part(lane, lanes, to, value, n);
+    __syncthreads();
+  }
+};
+
+// Every thread of the block of threads takes the same frames and the same decisions in each (see
+// zstd_execute_frame), so every __syncthreads is reached by all.
+__global__ void __launch_bounds__(kFrameBlockThreads)
+    zstd_execute_block_kernel(const portable::ZstdFrameJob* __restrict__ frames, std::uint32_t frame_count,
+                              const portable::ZstdBlockJob* __restrict__ blocks, const std::uint8_t* __restrict__ src,
+                              std::uint8_t* scratch, std::uint8_t* dst, portable::DecodeOutcome* __restrict__ outcomes) {
+  const BlockTeam team{threadIdx.x, blockDim.x};
+  for (std::uint64_t f = blockIdx.x; f < frame_count; f += gridDim.x) {
+    const portable::DecodeOutcome outcome = portable::zstd_execute_frame(frames[f], blocks, src, scratch, dst, team);
+    if (threadIdx.x == 0) outcomes[f] = outcome;
+  }
+}
+
 __global__ void __launch_bounds__(kFrameThreads)
     zstd_execute_kernel(const portable::ZstdFrameJob* __restrict__ frames, std::uint32_t frame_count,
                         const portable::ZstdBlockJob* __restrict__ blocks, const std::uint8_t* __restrict__ src,
@@ -184,26 +217,43 @@ __global__ void __launch_bounds__(kFrameThreads)
 
 }  // namespace
 
-std::uint32_t literal_lanes_for(std::uint32_t block_count) {
-  // ZARRDIRECT_ZSTD_LITERAL_LANES=1|8|32 fixes the choice, for benchmarks comparing them.
-  static const std::uint32_t forced = [] {
-    const char* text = std::getenv("ZARRDIRECT_ZSTD_LITERAL_LANES");
-    if (text == nullptr) return 0u;
-    if (std::strcmp(text, "1") == 0) return 1u;
-    if (std::strcmp(text, "8") == 0) return 8u;
-    if (std::strcmp(text, "32") == 0) return 32u;
-    return 0u;
-  }();
-  if (forced != 0) return forced;
+namespace {
+
+// A benchmark's fixed choice from the environment, or 0.
+std::uint32_t forced_choice(const char* variable, std::initializer_list<std::uint32_t> allowed) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr) return 0;
+  for (const std::uint32_t value : allowed)
+    if (std::strtoul(text, nullptr, 10) == value) return value;
+  return 0;
+}
+
+unsigned multiprocessors() {
   int device = 0;
-  int processors = 0;
+  int count = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    processors = 132;
-  // TODO(measure): thresholds from bench/zstd_kernel_bench's sweep.
-  const std::uint64_t blocks = block_count;
-  if (blocks <= std::uint64_t(processors) * 8) return 32;
-  return 8;
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count <= 0)
+    return 132;  // an H100's
+  return static_cast<unsigned>(count);
+}
+
+}  // namespace
+
+std::uint32_t literal_lanes_for(std::uint32_t /*block_count*/) {
+  static const std::uint32_t forced = forced_choice("ZARRDIRECT_ZSTD_LITERAL_LANES", {1, 8, 32});
+  if (forced != 0) return forced;
+  // 32 lanes a stream was fastest at every batch size measured (H100, session 20, zstd-1 frames
+  // of the sample): 8 frames of 4 MiB 6.24 ms with a thread a stream, 2.07 with 32 lanes; 256
+  // frames 12.83 -> 9.08 ms; 8,192 frames of 64 KiB 6.00 -> 4.21 ms; 8 lanes between them.
+  return 32;
+}
+
+std::uint32_t frame_team_for(std::uint32_t frame_count) {
+  static const std::uint32_t forced = forced_choice("ZARRDIRECT_ZSTD_FRAME_TEAM", {kWarp, kFrameBlockThreads});
+  if (forced != 0) return forced;
+  static const unsigned processors = multiprocessors();
+  // TODO(measure)
+  return frame_count <= processors * 4 ? kFrameBlockThreads : kWarp;
 }
 
 cudaError_t launch_zstd_literals(const portable::ZstdBlockJob* blocks, std::uint32_t block_count,
@@ -247,10 +297,19 @@ cudaError_t launch_zstd_block_slots(const portable::ZstdBlockJob* blocks, std::u
 
 cudaError_t launch_zstd_execute(const portable::ZstdBlockJob* blocks, const portable::ZstdFrameJob* frames,
                                 std::uint32_t frame_count, const std::uint8_t* src, std::uint8_t* dst,
-                                std::uint8_t* scratch, portable::DecodeOutcome* outcomes, cudaStream_t stream) {
+                                std::uint8_t* scratch, portable::DecodeOutcome* outcomes, cudaStream_t stream,
+                                std::uint32_t team) {
   if (frame_count == 0) return cudaSuccess;
-  zstd_execute_kernel<<<blocks_for(std::uint64_t{frame_count} * kWarp, kFrameThreads), kFrameThreads, 0, stream>>>(
-      frames, frame_count, blocks, src, scratch, dst, outcomes);
+  if (team == 0) team = frame_team_for(frame_count);
+  if (team == kWarp) {
+    zstd_execute_kernel<<<blocks_for(std::uint64_t{frame_count} * kWarp, kFrameThreads), kFrameThreads, 0, stream>>>(
+        frames, frame_count, blocks, src, scratch, dst, outcomes);
+  } else if (team == kFrameBlockThreads) {
+    zstd_execute_block_kernel<<<blocks_for(frame_count, 1), kFrameBlockThreads, 0, stream>>>(
+        frames, frame_count, blocks, src, scratch, dst, outcomes);
+  } else {
+    return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
 }
 
@@ -261,7 +320,7 @@ cudaError_t launch_zstd_decode(const portable::ZstdBlockJob* blocks, std::uint32
   if (frame_count == 0) return cudaSuccess;
   if (cudaError_t status = launch_zstd_block_slots(blocks, block_count, src, scratch, stream); status != cudaSuccess)
     return status;
-  return launch_zstd_execute(blocks, frames, frame_count, src, dst, scratch, outcomes, stream);
+  return launch_zstd_execute(blocks, frames, frame_count, src, dst, scratch, outcomes, stream, 0);
 }
 
 }  // namespace zarrdirect::cuda

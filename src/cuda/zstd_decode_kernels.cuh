@@ -9,7 +9,7 @@
 //     batch's size: a small batch splits each stream over many lanes so that it does not wait on
 //     one thread per stream; codec/portable/zstd_huffman_lanes.hpp), then the sequences, a thread
 //     per block;
-//   step two: one warp per frame.
+//   step two: one warp per frame, or a block of 256 threads per frame for batches of few frames.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -42,13 +42,18 @@ cudaError_t launch_zstd_literals(const codec::portable::ZstdBlockJob* blocks, st
 // The lanes a Huffman stream launch_zstd_decode takes for a batch of `block_count` zstd blocks on
 // the current device (ZARRDIRECT_ZSTD_LITERAL_LANES=1|8|32 fixes it, for benchmarks).
 std::uint32_t literal_lanes_for(std::uint32_t block_count);
+// The threads a frame's step two takes for a batch of `frame_count` frames: 32 (a warp) or 256 (a
+// block of threads) (ZARRDIRECT_ZSTD_FRAME_TEAM=32|256 fixes it, for benchmarks).
+std::uint32_t frame_team_for(std::uint32_t frame_count);
 cudaError_t launch_zstd_sequences(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
                                   const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream);
 cudaError_t launch_zstd_block_slots(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
                                     const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream);
+// launch_zstd_execute's `team` is the threads a frame: 32 or 256, or 0 for frame_team_for's choice;
+// anything else is cudaErrorInvalidValue.
 cudaError_t launch_zstd_execute(const codec::portable::ZstdBlockJob* blocks,
                                 const codec::portable::ZstdFrameJob* frames, std::uint32_t frame_count,
                                 const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
-                                codec::portable::DecodeOutcome* outcomes, cudaStream_t stream);
+                                codec::portable::DecodeOutcome* outcomes, cudaStream_t stream, std::uint32_t team);
 
 }  // namespace zarrdirect::cuda

@@ -1,6 +1,6 @@
 // The batched GPU zstd decoder gives the host run of the same jobs (the same portable code compiled
-// for the CPU) frame by frame, with its own choice of lanes a Huffman stream and with each of 1, 8
-// and 32: the same status, the same decoded bytes, which are libzstd's, and for damaged frames no
+// for the CPU) frame by frame, with its own choices of lanes a Huffman stream and threads a frame
+// and with each of 1, 8 and 32 lanes and 32 and 256 threads: the same status, the same decoded bytes, which are libzstd's, and for damaged frames no
 // byte written outside a frame's own output. Skips where no CUDA device is usable.
 #include "cuda/zstd_decode_kernels.cuh"
 
@@ -91,10 +91,16 @@ TEST(GpuZstdDecode, BatchEqualsTheHostRunAndLibzstd) {
   const DeviceArray<portable::ZstdFrameJob> device_frames(jobs.frames);
   const auto block_count = static_cast<std::uint32_t>(jobs.blocks.size());
   const auto frame_count = static_cast<std::uint32_t>(jobs.frames.size());
-  // lanes 0: launch_zstd_decode's own choice; then each number of lanes a Huffman stream.
+  // lanes 0: launch_zstd_decode's own choices; then each number of lanes a Huffman stream with
+  // each team a frame.
+  struct Choice {
+    std::uint32_t lanes;
+    std::uint32_t team;
+  };
   int ok = 0;
-  for (const std::uint32_t lanes : {0u, 1u, 8u, 32u}) {
-    SCOPED_TRACE(testing::Message() << "lanes " << lanes);
+  for (const Choice choice : {Choice{0, 0}, Choice{1, 32}, Choice{8, 256}, Choice{32, 32}, Choice{32, 256}}) {
+    const std::uint32_t lanes = choice.lanes;
+    SCOPED_TRACE(testing::Message() << "lanes " << lanes << ", team " << choice.team);
     const DeviceArray<std::uint8_t> device_dst(Bytes(dst_size, kGuardByte));
     const DeviceArray<portable::DecodeOutcome> device_outcomes{std::vector<portable::DecodeOutcome>(frame_count)};
     if (lanes == 0) {
@@ -108,7 +114,7 @@ TEST(GpuZstdDecode, BatchEqualsTheHostRunAndLibzstd) {
       ASSERT_EQ(launch_zstd_sequences(device_blocks.get(), block_count, device_src.get(), device_scratch.get(), nullptr),
                 cudaSuccess);
       ASSERT_EQ(launch_zstd_execute(device_blocks.get(), device_frames.get(), frame_count, device_src.get(),
-                                    device_dst.get(), device_scratch.get(), device_outcomes.get(), nullptr),
+                                    device_dst.get(), device_scratch.get(), device_outcomes.get(), nullptr, choice.team),
                 cudaSuccess);
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -150,6 +156,9 @@ TEST(GpuZstdDecode, BatchEqualsTheHostRunAndLibzstd) {
   EXPECT_LT(ok, 300);  // the damaged and too-small frames did fail
   EXPECT_EQ(launch_zstd_decode(nullptr, 0, nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr), cudaSuccess);
   EXPECT_EQ(launch_zstd_literals(device_blocks.get(), block_count, device_src.get(), device_scratch.get(), nullptr, 4),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(launch_zstd_execute(device_blocks.get(), device_frames.get(), frame_count, device_src.get(), nullptr,
+                                device_scratch.get(), nullptr, nullptr, 64),
             cudaErrorInvalidValue);
 }
 

@@ -28,8 +28,9 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     // blosc frames give a warp per stream (thousands per batch): 39.9 GB/s against 24.8 on 16
     // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11).
     {GpuCodec::blosc, "blosc-lz4", true, DecodeSide::gpu},
-    // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): a thread per Huffman stream and
-    // per block's sequences, then a warp per frame (zstd_decode_kernels.cu). With the Huffman
+    // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): 32 lanes per Huffman stream, a
+    // thread per block's sequences, then a warp or a block of threads per frame
+    // (zstd_decode_kernels.cu). With the Huffman
     // loop's early returns gone (session 17) and batches of the whole staging budget (session
     // 19), 4 GiB reads of 4 MiB frames gave 44.1-44.7 GB/s through the GPU alone and 44.4-44.8
     // shared, against 13.7-13.8 on 16 cores; 256^3 shards of 64^3 (512 KiB frames) 43.8 against
@@ -208,7 +209,8 @@ DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
   if (side != DecodeSide::automatic) return side;
   if (row->automatic != DecodeSide::share) return row->automatic;
   if (concurrent_reads >= kAutoGpuConcurrentReads && read_bytes < kAutoConcurrentShareMinBytes) return DecodeSide::gpu;
-  return read_bytes >= kAutoShareMinBytes ? DecodeSide::share : DecodeSide::cpu;
+  if (read_bytes >= kAutoShareMinBytes) return DecodeSide::share;
+  return read_bytes >= kAutoGpuMinBytes ? DecodeSide::gpu : DecodeSide::cpu;
 }
 
 bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present) {
@@ -221,9 +223,11 @@ std::vector<std::string> gpu_decoded_codecs(DecodeSide side) {
     const DecodeSide where = gpu_decode_side(side, row.codec, true);
     if (where == DecodeSide::gpu) names.emplace_back(row.label);
     if (where == DecodeSide::share && side == DecodeSide::automatic)
-      names.emplace_back(fmt::format("{} (shared with the CPU in reads of {} MiB or more; smaller reads on the CPU, "
-                                     "or on the GPU alone while {} or more device reads run)",
-                                     row.label, kAutoShareMinBytes >> 20, kAutoGpuConcurrentReads));
+      names.emplace_back(fmt::format("{} (shared with the CPU in reads of {} MiB or more; reads of {} MiB or more "
+                                     "on the GPU alone, as are reads under 1 GiB while {} or more device reads "
+                                     "run; smaller reads on the CPU)",
+                                     row.label, kAutoShareMinBytes >> 20, kAutoGpuMinBytes >> 20,
+                                     kAutoGpuConcurrentReads));
     else if (where == DecodeSide::share)
       names.emplace_back(fmt::format("{} (shared with the CPU)", row.label));
   }

@@ -71,17 +71,21 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
 // fastest on. For a codec `auto` shares: while at least kAutoGpuConcurrentReads device reads
 // run in the process (`concurrent_reads`, this one included), reads of less than
 // kAutoConcurrentShareMinBytes go to the GPU alone; otherwise reads of at least
-// kAutoShareMinBytes are shared and smaller ones decode on the CPU.
+// kAutoShareMinBytes are shared, reads of at least kAutoGpuMinBytes go to the GPU alone and
+// smaller ones decode on the CPU.
 DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
                            std::uint64_t read_bytes = UINT64_MAX, unsigned concurrent_reads = 1);
-// A GPU decode batch takes a few milliseconds whatever it holds (the zstd kernels: a GPU thread
-// per Huffman stream), so small reads are faster on 16 cores. Measured on an H100 (zstd-1, 4 MiB
-// chunks, docs/BENCHMARKS.md session 19): 64 MiB regions 5.5 GB/s on the GPU against 7.4-7.5 on
-// the CPU, 128 MiB 9.6-9.8 against 9.7 (the threshold), 256 MiB 13.6-15.0 against 11.2-11.7.
-// Smaller reads hide the latency behind each other when many run at once (Dask's blocks: 16
-// reads of one thread each; the GPU's batches then run side by side), and only then; there the
-// GPU takes them alone: Dask's 128 MiB blocks shared, each read's threads decoding beside 15
-// other reads, ran at 38% of one direct read, on the GPU alone at 80%.
+// A GPU decode batch has a latency whatever it holds, so the smallest reads are faster on 16
+// cores. With a Huffman stream split over 32 lanes (session 20, H100, zstd-1, batches a quarter
+// of the read; docs/BENCHMARKS.md): the sharded array's 256^3 region (32 MiB in 64 inner chunks
+// of 512 KiB) 3.03 ms on the GPU against 6.01 on the CPU, a 64 MiB region of 4 MiB chunks 7.21
+// against 8.86 ms, 256 MiB 14.9 against 23.7 ms. Sharing helps where the ring is full (whole
+// reads), from 128 MiB as before. Smaller reads hide the latency behind each other when many run
+// at once (Dask's blocks: 16 reads of one thread each; the GPU's batches then run side by side),
+// and only then; there the GPU takes them alone: Dask's 128 MiB blocks shared, each read's
+// threads decoding beside 15 other reads, ran at 38% of one direct read, on the GPU alone at 80%
+// (session 19).
+inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{32} << 20;
 inline constexpr std::uint64_t kAutoShareMinBytes = std::uint64_t{128} << 20;
 inline constexpr std::uint64_t kAutoConcurrentShareMinBytes = std::uint64_t{1} << 30;
 inline constexpr unsigned kAutoGpuConcurrentReads = 4;
