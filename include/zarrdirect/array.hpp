@@ -297,8 +297,8 @@ class Array {
   // Into device memory, chunks a GPU decoder takes go up compressed and are decoded there, a wave
   // of up to 1 GiB at a time, then placed into every region from device memory
   // (docs/TRAINING.md): under Settings::decode gpu or share, and under auto where the codec's
-  // row says so (zstd shared with the CPU for batches of at least 128 MiB of distinct chunks,
-  // blosc-lz4 on the GPU); never with a cache on.
+  // row says so (zstd shared with the CPU for batches of at least 128 MiB of distinct chunks, on
+  // the GPU alone from 32 MiB; blosc-lz4 on the GPU); never with a cache on.
 
   // One new array per region, on `device`.
   std::vector<NDArray> read_many(const std::vector<Region>& regions, Device device = Device::cpu,

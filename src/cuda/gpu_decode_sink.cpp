@@ -24,11 +24,11 @@ constexpr std::size_t kPage = 4096;
 constexpr std::size_t kAlign = 256;  // decoded chunks start where any unit is aligned
 constexpr std::size_t kMinStored = std::size_t{1} << 20;
 // A batch's stored bytes are the staging budget (Settings::staging_bytes): 256 MiB by default.
-// A batch costs the zstd decoder's latency (a GPU thread per Huffman stream, a few
-// milliseconds) whatever it holds, so the ring's four batches must hold enough to cover it:
-// whole zstd-1 reads of 4 MiB chunks ran at 24.9 GB/s with batches of 64 MiB, 39.0-40.6 with
-// 128 MiB and 43.9-44.7 with 256 MiB (H100, docs/BENCHMARKS.md session 19). Capped here;
-// device_read.cpp also caps it at the read's decoded bytes.
+// A batch has a latency whatever it holds, so the ring's four batches must hold enough to cover
+// it in a large read: whole zstd-1 reads of 4 MiB chunks ran at 24.9 GB/s with batches of 64 MiB,
+// 39.0-40.6 with 128 MiB and 43.9-44.7 with 256 MiB (H100, docs/BENCHMARKS.md session 19, a
+// thread per Huffman stream). Capped here; device_read.cpp also caps it at a quarter of the
+// read's decoded bytes (a small read's batches then overlap each other).
 constexpr std::size_t kMaxStored = std::size_t{256} << 20;
 constexpr std::size_t kMaxStoredForOneChunk = std::size_t{256} << 20;
 // A batch's tables: about 30,000 jobs; a chunk whose own jobs do not fit is decoded on the CPU.

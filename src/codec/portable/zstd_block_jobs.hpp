@@ -7,9 +7,10 @@
 // four streams a block, and the FSE-coded sequences) needs neither once each block knows where its
 // tables are described, which the host finds by walking the block and section headers (a few
 // bytes each; cuda/zstd_gpu_jobs.hpp). So step one decodes every stream of every block of a batch
-// at once, one thread a stream, into scratch; step two executes each frame's blocks in order,
-// one warp a frame, copying literals and matches into the output, the repeat offsets resolved as
-// it goes. A 4 MiB frame of 32 blocks gives up to 160 step-one threads instead of one.
+// at once (each Huffman stream split over lanes: zstd_huffman_lanes.hpp), into scratch; step two
+// executes each frame's blocks in order, a team of threads a frame, copying literals and matches
+// into the output, the repeat offsets resolved as it goes. A 4 MiB frame of 32 blocks gives
+// thousands of step-one threads instead of one.
 //
 // Offsets named `src` are relative to the batch's stored bytes, `scratch` to its scratch buffer,
 // `dst` to its output; the tables travel to the device byte for byte.
