@@ -14,9 +14,9 @@ namespace {
 namespace portable = codec::portable;
 
 // Step one, literals, a thread a Huffman stream (lanes 1, kept for comparison: 32 lanes a stream
-// were faster at every batch size, below): a block of threads takes kBlocksPerCta zstd blocks at a time, four threads
-// each (one per Huffman stream), whose table is built once by the first of them into shared
-// memory: a table per thread in global memory (4 KiB each, thousands of them) missed every cache,
+// were faster at every batch size, below): a block of threads takes kBlocksPerCta zstd blocks at
+// a time, four threads each (one per Huffman stream), whose table is built once by the first of
+// them into shared memory: a table per thread in global memory (4 KiB each, thousands of them) missed every cache,
 // so each symbol waited on device memory (measured: 0.7 MB/s a thread, H100, session 13).
 constexpr unsigned kBlocksPerCta = 8;
 constexpr unsigned kLiteralThreads = kBlocksPerCta * portable::kZstdSequenceSlot;  // 32
