@@ -165,7 +165,8 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
     // 18.0 -> 14.9 ms). Whole reads keep the budget's batches. Reads among many at once (Dask's
     // blocks) overlap each other instead: their batches stay as large as the read (measured so:
     // 16 reads of 128 MiB at 80% of one direct read, session 19), 2 GiB of pinned batches, not 4.
-    const std::uint64_t batch_cap = running.now >= kAutoGpuConcurrentReads ? read_bytes : std::max<std::uint64_t>(read_bytes / 4, 1);
+    const std::uint64_t batch_cap =
+        running.now >= kAutoGpuConcurrentReads ? read_bytes : std::max<std::uint64_t>(read_bytes / 4, 1);
     cuda::DeviceSinkOptions decode_options = options;
     decode_options.staging_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(options.staging_bytes, batch_cap));
     cuda::GpuDecodeSink decoding(sink, route, options.slot_bytes, decode_options, side == DecodeSide::share);
