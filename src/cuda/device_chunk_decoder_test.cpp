@@ -286,8 +286,7 @@ TEST(DeviceChunkDecoderReference, WaveSlots) {
 }
 
 // `auto` takes gpu_decode_side()'s table with the batch standing for one read: zstd is shared from
-// kAutoShareMinBytes of chunks on, decoded on the GPU alone from kAutoGpuMinBytes, and stays on
-// the host below; blosc goes to the GPU at any size; lz4 stays
+// kAutoShareMinBytes of chunks on and decoded on the GPU alone below; blosc goes to the GPU at any size; lz4 stays
 // on the host. gpu and share are taken as asked, cpu and a route of none never reach the GPU.
 TEST(DeviceChunkDecoderReference, DecodeSideOfABatch) {
   GpuDecodeRoute zstd, blosc, lz4, none;
@@ -298,8 +297,7 @@ TEST(DeviceChunkDecoderReference, DecodeSideOfABatch) {
   EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, large), DecodeSide::share);
   EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, kAutoShareMinBytes), DecodeSide::share);
   EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, kAutoShareMinBytes - 1), DecodeSide::gpu);
-  EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, kAutoGpuMinBytes - 1), DecodeSide::cpu);
-  EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, small), DecodeSide::cpu);
+  EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, small), DecodeSide::gpu);
   EXPECT_EQ(read_many_decode_side(blosc, DecodeSide::automatic, small), DecodeSide::gpu);
   EXPECT_EQ(read_many_decode_side(lz4, DecodeSide::automatic, large), DecodeSide::cpu);
   EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::gpu, small), DecodeSide::gpu);
@@ -326,10 +324,10 @@ TEST(DeviceChunkDecoderReference, DistinctChunkBytes) {
   }
 }
 
-// With `auto`, a batch of kAutoShareMinBytes of distinct zstd chunks or more goes through the waves (the
-// decoders told to share), and one under kAutoGpuMinBytes stays on the host. The array's chunks are 1 MiB and all
-// but three missing, so the 1,056 MiB batch reads little.
-TEST(DeviceChunkDecoderReference, AutoSharesABatchPastTheThreshold) {
+// With `auto`, a batch of kAutoShareMinBytes of distinct zstd chunks or more goes through the waves
+// with the decoders told to share, and a smaller one through the waves on the GPU alone. The
+// array's chunks are 1 MiB and all but three missing, so the 1,056 MiB batch reads little.
+TEST(DeviceChunkDecoderReference, AutoSharesABatchPastTheThresholdAndSendsASmallerOneToTheGpu) {
   test::TempDir dir;
   const std::vector<std::uint64_t> shape{33 * 64, 32 * 64, 256}, chunks{64, 64, 256};
   Array array = Array::create(dir.path() / "a", test::batch_doc(shape, chunks, "uint8", 7,
@@ -347,12 +345,12 @@ TEST(DeviceChunkDecoderReference, AutoSharesABatchPastTheThreshold) {
   std::vector<Region> every_chunk;  // one element of each chunk
   for (std::uint64_t z = 0; z < 33; ++z)
     for (std::uint64_t y = 0; y < 32; ++y) every_chunk.push_back({{z * 64 + 3, z * 64 + 4}, {y * 64 + 1, y * 64 + 2}, {9, 10}});
-  std::vector<Region> few(every_chunk.begin(), every_chunk.begin() + 20);  // 20 MiB, under kAutoGpuMinBytes
+  std::vector<Region> few(every_chunk.begin(), every_chunk.begin() + 20);  // 20 MiB: one chunk stored
   for (const auto* regions : {&every_chunk, &few}) {
     const bool large = regions == &every_chunk;
     SCOPED_TRACE(large ? "1,056 chunks" : "20 chunks");
     EXPECT_EQ(read_many_gpu_route(*impl, Settings{}, false, distinct_chunk_bytes(*impl, *regions)).codec,
-              large ? GpuCodec::zstd : GpuCodec::none);
+              GpuCodec::zstd);
     const auto expected = expected_reads(array, *regions, 0);
     Buffers got = host_buffers(*regions, 1, 0);
     test::HostPlacer placer(got.layouts, std::size_t{1} << 22);
@@ -373,8 +371,9 @@ TEST(DeviceChunkDecoderReference, AutoSharesABatchPastTheThreshold) {
       EXPECT_TRUE(shared);
       EXPECT_EQ(stats.chunks_decoded_gpu, 3u);
     } else {
-      EXPECT_EQ(log.waves, 0u);
-      EXPECT_EQ(stats.chunks_decoded_gpu, 0u);
+      EXPECT_EQ(log.waves, 1u);  // 20 chunks in one wave
+      EXPECT_FALSE(shared);
+      EXPECT_EQ(stats.chunks_decoded_gpu, 1u);
     }
   }
 }

@@ -209,8 +209,7 @@ DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
   if (side != DecodeSide::automatic) return side;
   if (row->automatic != DecodeSide::share) return row->automatic;
   if (concurrent_reads >= kAutoGpuConcurrentReads && read_bytes < kAutoConcurrentShareMinBytes) return DecodeSide::gpu;
-  if (read_bytes >= kAutoShareMinBytes) return DecodeSide::share;
-  return read_bytes >= kAutoGpuMinBytes ? DecodeSide::gpu : DecodeSide::cpu;
+  return read_bytes >= kAutoShareMinBytes ? DecodeSide::share : DecodeSide::gpu;
 }
 
 bool decode_on_gpu(DecodeSide side, GpuCodec codec, bool device_present) {
@@ -223,11 +222,9 @@ std::vector<std::string> gpu_decoded_codecs(DecodeSide side) {
     const DecodeSide where = gpu_decode_side(side, row.codec, true);
     if (where == DecodeSide::gpu) names.emplace_back(row.label);
     if (where == DecodeSide::share && side == DecodeSide::automatic)
-      names.emplace_back(fmt::format("{} (shared with the CPU in reads of {} MiB or more; reads of {} MiB or more "
-                                     "on the GPU alone, as are reads under 1 GiB while {} or more device reads "
-                                     "run; smaller reads on the CPU)",
-                                     row.label, kAutoShareMinBytes >> 20, kAutoGpuMinBytes >> 20,
-                                     kAutoGpuConcurrentReads));
+      names.emplace_back(fmt::format("{} (shared with the CPU in reads of {} MiB or more; smaller reads on the GPU "
+                                     "alone, as are reads under 1 GiB while {} or more device reads run)",
+                                     row.label, kAutoShareMinBytes >> 20, kAutoGpuConcurrentReads));
     else if (where == DecodeSide::share)
       names.emplace_back(fmt::format("{} (shared with the CPU)", row.label));
   }

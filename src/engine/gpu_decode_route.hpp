@@ -71,21 +71,19 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
 // fastest on. For a codec `auto` shares: while at least kAutoGpuConcurrentReads device reads
 // run in the process (`concurrent_reads`, this one included), reads of less than
 // kAutoConcurrentShareMinBytes go to the GPU alone; otherwise reads of at least
-// kAutoShareMinBytes are shared, reads of at least kAutoGpuMinBytes go to the GPU alone and
-// smaller ones decode on the CPU.
+// kAutoShareMinBytes are shared and smaller ones go to the GPU alone.
 DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
                            std::uint64_t read_bytes = UINT64_MAX, unsigned concurrent_reads = 1);
-// A GPU decode batch has a latency whatever it holds, so the smallest reads are faster on 16
-// cores. With a Huffman stream split over 32 lanes (session 20, H100, zstd-1, batches a quarter
-// of the read; docs/BENCHMARKS.md): the sharded array's 256^3 region (32 MiB in 64 inner chunks
-// of 512 KiB) 3.03 ms on the GPU against 6.01 on the CPU, a 64 MiB region of 4 MiB chunks 7.21
-// against 8.86 ms, 256 MiB 14.9 against 23.7 ms. Sharing helps where the ring is full (whole
-// reads), from 128 MiB as before. Smaller reads hide the latency behind each other when many run
-// at once (Dask's blocks: 16 reads of one thread each; the GPU's batches then run side by side),
-// and only then; there the GPU takes them alone: Dask's 128 MiB blocks shared, each read's
-// threads decoding beside 15 other reads, ran at 38% of one direct read, on the GPU alone at 80%
-// (session 19).
-inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{32} << 20;
+// With a Huffman stream split over 32 lanes and a block of threads per frame (session 20, H100,
+// zstd-1; docs/BENCHMARKS.md), the GPU alone beat 16 cores at every read size measured: one 4 MiB
+// chunk 2.0-2.2 ms against 5.0-6.3 on the CPU path, 16 MiB regions 2.6-2.7 against 5.5-9.3, the
+// sharded array's 256^3 region (64 inner chunks of 512 KiB) 2.2-2.7 against 4.4-4.9, 128 MiB 5.9
+// against 18.6; a single inner chunk of 512 KiB 0.47 against 0.55, 8 of them 1.15-1.18 against
+// 1.13-1.36 (even). From 128 MiB the ring is full and the cores add their rate (share): whole
+// 4 GiB reads shared 41.6 GB/s, the GPU alone 42.2, as before. Many reads at once (Dask's blocks:
+// 16 reads of one thread each) go to the GPU alone below 1 GiB: Dask's 128 MiB blocks shared,
+// each read's threads decoding beside 15 other reads, ran at 38% of one direct read, on the GPU
+// alone at 80% (session 19).
 inline constexpr std::uint64_t kAutoShareMinBytes = std::uint64_t{128} << 20;
 inline constexpr std::uint64_t kAutoConcurrentShareMinBytes = std::uint64_t{1} << 30;
 inline constexpr unsigned kAutoGpuConcurrentReads = 4;

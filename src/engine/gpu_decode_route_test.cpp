@@ -123,18 +123,16 @@ TEST(GpuDecodeRoute, PolicyTable) {
   // the GPU, zstd shared, numcodecs lz4 on the CPU; never `automatic` itself.
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true), DecodeSide::gpu);
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true), DecodeSide::share);
-  // ... for reads long enough to fill the ring; smaller ones go to the GPU alone while they hide
-  // a batch's latency, and below that stay on the CPU, unless the setting asks for sharing (or
-  // the GPU) itself.
+  // ... for reads long enough to fill the ring; smaller ones go to the GPU alone, unless the
+  // setting asks for sharing (or the CPU) itself.
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes), DecodeSide::share);
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes - 1), DecodeSide::gpu);
-  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoGpuMinBytes), DecodeSide::gpu);
-  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoGpuMinBytes - 1), DecodeSide::cpu);
-  static_assert(kAutoGpuMinBytes < kAutoShareMinBytes);
-  // ... and small reads among many at once (Dask's blocks) go to the GPU.
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, 1), DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::cpu, GpuCodec::zstd, true, 1), DecodeSide::cpu);
+  // ... and small reads among many at once (Dask's blocks) go to the GPU too.
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, 1, kAutoGpuConcurrentReads), DecodeSide::gpu);
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, 1, kAutoGpuConcurrentReads - 1),
-            DecodeSide::cpu);
+            DecodeSide::gpu);
   // ... and so do reads past the sharing threshold among them, up to a gigabyte; larger ones are
   // shared (their own threads are many enough to help the GPU).
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true, kAutoShareMinBytes, 16), DecodeSide::gpu);
@@ -155,9 +153,9 @@ TEST(GpuDecodeRoute, PolicyTable) {
   }
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::cpu), std::vector<std::string>{});
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::automatic),
-            (std::vector<std::string>{"blosc-lz4", "zstd (shared with the CPU in reads of 128 MiB or more; reads of "
-                                                   "32 MiB or more on the GPU alone, as are reads under 1 GiB while 4 "
-                                                   "or more device reads run; smaller reads on the CPU)"}));
+            (std::vector<std::string>{"blosc-lz4", "zstd (shared with the CPU in reads of 128 MiB or more; smaller reads "
+                                                   "on the GPU alone, as are reads under 1 GiB while 4 or more device "
+                                                   "reads run)"}));
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::share)[2], "zstd (shared with the CPU)");
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::gpu), (std::vector<std::string>{"lz4", "blosc-lz4", "zstd"}));
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::share).size(), 3u);

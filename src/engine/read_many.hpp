@@ -46,7 +46,7 @@ std::uint64_t distinct_chunk_bytes(const Array::Impl& array, const std::vector<R
 // Where a batch whose chunks go `route`'s way decodes `decodable_bytes` (decoded) of chunks under
 // `side`: gpu_decode_side()'s table, the batch standing for one read of that many bytes. Under
 // `auto`, a batch of random patches from zstd chunks (hundreds of chunks, gigabytes) is shared with
-// the CPU, as a large read is; a batch of less than kAutoGpuMinBytes stays on the host.
+// the CPU, as a large read is; a smaller batch decodes on the GPU alone, as a smaller read does.
 DecodeSide read_many_decode_side(const GpuDecodeRoute& route, DecodeSide side, std::uint64_t decodable_bytes);
 
 // Chunks of `chunk_bytes` one GPU decoding wave of read_many holds: kDeviceDecodeWaveBytes, at
