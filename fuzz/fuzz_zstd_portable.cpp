@@ -1,7 +1,7 @@
 // The portable (CPU and GPU) zstd decoders on arbitrary bytes: the serial frame decoder
 // (src/codec/portable/zstd_frame.hpp) and the GPU's block jobs (src/cuda/zstd_gpu_jobs.hpp, listed
-// and run on the host with 32 emulated lanes a frame, the Huffman literals decoded serially and
-// split over 8 and 32 lanes). None may read or write outside its buffers (ASan sees the exact-size
+// and run on the host with 32 emulated lanes a frame, the Huffman literals decoded serially; then
+// split over 8 lanes, and over 32 with 256 lanes a frame). None may read or write outside its buffers (ASan sees the exact-size
 // heap buffers here), the three runs of the jobs agree, and whatever any accepts, libzstd decodes
 // to the same bytes.
 //
@@ -37,7 +37,7 @@ constexpr std::uint64_t kMaxDecoded = 1 << 22;
 
 // The block jobs' status for a frame (into exactly-sized output and scratch).
 portable::DecodeStatus decode_with_block_jobs(const Bytes& frame, std::size_t capacity, Bytes& out,
-                                              std::uint32_t literal_lanes) {
+                                              std::uint32_t literal_lanes, std::uint32_t frame_lanes) {
   zarrdirect::cuda::ZstdGpuJobs jobs;
   std::uint64_t scratch_size = 0;
   const portable::DecodeStatus listed = zarrdirect::cuda::append_zstd_jobs(frame, 0, 0, capacity, scratch_size, jobs);
@@ -45,7 +45,8 @@ portable::DecodeStatus decode_with_block_jobs(const Bytes& frame, std::size_t ca
   out.assign(capacity, 0);
   Bytes scratch(scratch_size);
   std::vector<portable::DecodeOutcome> outcomes;
-  zarrdirect::cuda::run_zstd_jobs_on_host(jobs, frame.data(), out.data(), scratch.data(), outcomes, literal_lanes);
+  zarrdirect::cuda::run_zstd_jobs_on_host(jobs, frame.data(), out.data(), scratch.data(), outcomes, literal_lanes,
+                                          frame_lanes);
   if (outcomes.size() != 1) violated("one frame listed, not one outcome");
   if (outcomes[0].status == portable::DecodeStatus::ok) out.resize(outcomes[0].written);
   return outcomes[0].status;
@@ -63,12 +64,13 @@ bool check_frame(const Bytes& frame, std::size_t capacity) {
     violated("the decoder and the plan disagree on the header");
   Bytes by_blocks;
   const portable::DecodeStatus blocks_status = capacity <= kMaxDecoded
-                                                    ? decode_with_block_jobs(frame, capacity, by_blocks, 1)
+                                                    ? decode_with_block_jobs(frame, capacity, by_blocks, 1, 32)
                                                     : portable::DecodeStatus::unsupported;
   if (capacity <= kMaxDecoded) {
     for (const std::uint32_t lanes : {8u, 32u}) {
       Bytes split;
-      if (decode_with_block_jobs(frame, capacity, split, lanes) != blocks_status)
+      // 32 lanes a stream with a block of threads a frame, as the decoder's batches of few frames run.
+      if (decode_with_block_jobs(frame, capacity, split, lanes, lanes == 32 ? 256 : 32) != blocks_status)
         violated("literals split over lanes and decoded serially differ in status");
       if (blocks_status == portable::DecodeStatus::ok && split != by_blocks)
         violated("literals split over lanes and decoded serially differ in bytes");

@@ -236,7 +236,8 @@ void append_rebased(const ZstdGpuJobs& listed, std::uint64_t src_base, std::uint
 }
 
 void run_zstd_jobs_on_host(const ZstdGpuJobs& jobs, const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
-                           std::vector<portable::DecodeOutcome>& outcomes, std::uint32_t literal_lanes) {
+                           std::vector<portable::DecodeOutcome>& outcomes, std::uint32_t literal_lanes,
+                           std::uint32_t frame_lanes) {
   auto table = std::make_unique<portable::zstd_detail::HuffmanTable>();
   for (const ZstdBlockJob& job : jobs.blocks) {
     DecodeStatus table_status = DecodeStatus::ok;
@@ -255,7 +256,7 @@ void run_zstd_jobs_on_host(const ZstdGpuJobs& jobs, const std::uint8_t* src, std
     portable::zstd_decode_sequence_slot(job, src, scratch);
   }
   outcomes.clear();
-  const portable::ZstdLaneLoopTeam team;
+  const portable::ZstdLaneLoopTeam team{frame_lanes};
   for (const portable::ZstdFrameJob& frame : jobs.frames)
     outcomes.push_back(portable::zstd_execute_frame(frame, jobs.blocks.data(), src, scratch, dst, team));
 }

@@ -49,10 +49,12 @@ void append_rebased(const ZstdGpuJobs& listed, std::uint64_t src_base, std::uint
                     std::uint64_t scratch_base, ZstdGpuJobs& into);
 
 // Runs jobs the way the kernels do (step one for every block and slot, each Huffman stream split
-// over `literal_lanes` lanes (1: the serial decoder), then step two for every frame with 32 lanes),
-// with the portable code, on host buffers standing for the batch's device buffers: the reference
-// the kernels and the listing are checked against. outcomes gets one outcome per frame job.
+// over `literal_lanes` lanes (1: the serial decoder), then step two for every frame with
+// `frame_lanes` lanes: 32 as a warp, 256 as a block of threads), with the portable code, on host
+// buffers standing for the batch's device buffers: the reference the kernels and the listing are
+// checked against. outcomes gets one outcome per frame job.
 void run_zstd_jobs_on_host(const ZstdGpuJobs& jobs, const std::uint8_t* src, std::uint8_t* dst, std::uint8_t* scratch,
-                           std::vector<codec::portable::DecodeOutcome>& outcomes, std::uint32_t literal_lanes = 1);
+                           std::vector<codec::portable::DecodeOutcome>& outcomes, std::uint32_t literal_lanes = 1,
+                           std::uint32_t frame_lanes = 32);
 
 }  // namespace zarrdirect::cuda

@@ -29,7 +29,7 @@ struct HostBatch {
 };
 
 HostBatch run_batch(const std::vector<Bytes>& frames, const std::vector<std::size_t>& capacities,
-                    std::uint32_t literal_lanes = 1) {
+                    std::uint32_t literal_lanes = 1, std::uint32_t frame_lanes = 32) {
   HostBatch batch;
   Bytes src;
   std::vector<std::uint64_t> dst_at;
@@ -58,7 +58,7 @@ HostBatch run_batch(const std::vector<Bytes>& frames, const std::vector<std::siz
   Bytes dst(dst_end, 0xEE);
   Bytes scratch(scratch_end, 0xEE);
   std::vector<DecodeOutcome> outcomes;
-  run_zstd_jobs_on_host(batch.jobs, src.data(), dst.data(), scratch.data(), outcomes, literal_lanes);
+  run_zstd_jobs_on_host(batch.jobs, src.data(), dst.data(), scratch.data(), outcomes, literal_lanes, frame_lanes);
   for (std::size_t f = 0; f < frames.size(); ++f) {
     DecodeOutcome outcome;
     outcome.status = listed[f];
@@ -70,11 +70,17 @@ HostBatch run_batch(const std::vector<Bytes>& frames, const std::vector<std::siz
   return batch;
 }
 
-// The lanes a Huffman stream the kernels use (the serial decoder, and each stream split).
-constexpr std::uint32_t kLiteralLanes[] = {1, 8, 32};
+// The lanes a Huffman stream the kernels use (the serial decoder, and each stream split), each
+// with the lanes a frame of step two (a warp, a block of threads) paired so that both of those
+// meet every kind of literals.
+struct Lanes {
+  std::uint32_t literal;
+  std::uint32_t frame;
+};
+constexpr Lanes kLanes[] = {{1, 32}, {8, 256}, {32, 32}, {32, 256}};
 
 // Every frame decodes to its input, as the kernels' run of the same jobs must, with the literals
-// decoded by each number of lanes.
+// and frames decoded by each number of lanes.
 void expect_batch_round_trip(const std::vector<Bytes>& inputs, const Settings& settings, const char* what) {
   SCOPED_TRACE(testing::Message() << what << ", level " << settings.level << (settings.checksum ? ", checksum" : ""));
   std::vector<Bytes> frames;
@@ -83,9 +89,9 @@ void expect_batch_round_trip(const std::vector<Bytes>& inputs, const Settings& s
     frames.push_back(compress(input, settings));
     capacities.push_back(input.size());
   }
-  for (const std::uint32_t lanes : kLiteralLanes) {
-    SCOPED_TRACE(testing::Message() << lanes << " lanes a Huffman stream");
-    const HostBatch batch = run_batch(frames, capacities, lanes);
+  for (const Lanes lanes : kLanes) {
+    SCOPED_TRACE(testing::Message() << lanes.literal << " lanes a Huffman stream, " << lanes.frame << " a frame");
+    const HostBatch batch = run_batch(frames, capacities, lanes.literal, lanes.frame);
     for (std::size_t f = 0; f < inputs.size(); ++f) {
       ASSERT_EQ(batch.outcomes[f].status, DecodeStatus::ok) << "frame " << f << ": " << describe(batch.outcomes[f].status);
       EXPECT_EQ(batch.outcomes[f].written, inputs[f].size());
@@ -250,7 +256,8 @@ TEST(ZstdGpuJobs, ClaimsPastTheContentAreRefused) {
 }
 
 // Damaged frames: nothing crashes or touches memory outside the buffers, whatever decodes, libzstd
-// decodes to the same bytes, and literals split over lanes give what the serial decoder gives.
+// decodes to the same bytes, and every split of literals and frames over lanes gives what the
+// serial literals and warp-sized frames give.
 TEST(ZstdGpuJobs, DamagedFramesAreRefusedOrDecodedAsLibzstdDoes) {
   std::mt19937 rng(2025);
   int trials = 0;
@@ -279,11 +286,13 @@ TEST(ZstdGpuJobs, DamagedFramesAreRefusedOrDecodedAsLibzstdDoes) {
     }
     const std::vector<std::size_t> capacities(damaged_frames.size(), n);
     const HostBatch batch = run_batch(damaged_frames, capacities);
-    for (const std::uint32_t lanes : {8u, 32u}) {
-      const HostBatch split = run_batch(damaged_frames, capacities, lanes);
+    for (const Lanes lanes : kLanes) {
+      const HostBatch split = run_batch(damaged_frames, capacities, lanes.literal, lanes.frame);
       for (std::size_t d = 0; d < damaged_frames.size(); ++d) {
-        ASSERT_EQ(split.outcomes[d].status, batch.outcomes[d].status) << "frame " << d << ", " << lanes << " lanes";
-        ASSERT_TRUE(split.decoded[d] == batch.decoded[d]) << "frame " << d << ", " << lanes << " lanes";
+        SCOPED_TRACE(testing::Message() << "frame " << d << ", " << lanes.literal << " lanes a stream, " << lanes.frame
+                                        << " a frame");
+        ASSERT_EQ(split.outcomes[d].status, batch.outcomes[d].status);
+        ASSERT_TRUE(split.decoded[d] == batch.decoded[d]);
       }
     }
     for (std::size_t d = 0; d < damaged_frames.size(); ++d) {

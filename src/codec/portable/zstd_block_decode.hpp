@@ -262,7 +262,8 @@ ZD_HOST_DEVICE inline void zstd_decode_literal_slot(const ZstdBlockJob& job, std
 
 // Step two's lanes on the host: each copy runs every lane's share in turn, which is what lanes
 // running together do, since no lane reads what another writes within one copy. Used by the
-// tests and the host reference run (lanes = 32 checks the GPU's split of the work).
+// tests and the host reference run (32 lanes check a warp's split of the work, 256 a block of
+// threads').
 struct ZstdLaneLoopTeam {
   std::uint32_t lanes = 32;
   void copy(std::uint8_t* to, const std::uint8_t* from, std::uint64_t n) const {
