@@ -6,10 +6,13 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <string>
+#include <string_view>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/cufile.hpp"
 #include "cuda/pinned_policy.hpp"
+#include "zarrdirect/error.hpp"
 
 namespace zarrdirect::cuda {
 namespace {
@@ -263,7 +266,16 @@ void DevicePool::release_event(int device, cudaEvent_t event) {
   state.events[device].push_back(event);
 }
 
+bool stream_priority_from_text(const char* text) {
+  if (text == nullptr || *text == '\0' || std::string_view(text) == "normal") return false;
+  if (std::string_view(text) == "high") return true;
+  throw Error(ErrorKind::invalid_argument,
+              "ZARRDIRECT_STREAM_PRIORITY: '" + std::string(text) + "' is not one of normal, high");
+}
+
 std::vector<cudaStream_t> DevicePool::acquire_streams(int device, std::size_t count) {
+  // Read before any stream is taken: an invalid value throws with nothing to give back.
+  static const bool high_priority = stream_priority_from_text(std::getenv("ZARRDIRECT_STREAM_PRIORITY"));
   auto& state = impl();
   std::vector<cudaStream_t> streams;
   {
@@ -274,14 +286,22 @@ std::vector<cudaStream_t> DevicePool::acquire_streams(int device, std::size_t co
       idle.pop_back();
     }
   }
+  int priority = 0;
+  if (high_priority && streams.size() < count) {
+    int least = 0;
+    if (cudaError_t status = cudaDeviceGetStreamPriorityRange(&least, &priority); status != cudaSuccess) {
+      release_streams(device, std::move(streams));
+      throw cuda_error(status, "cudaDeviceGetStreamPriorityRange");
+    }
+  }
   while (streams.size() < count) {
     cudaStream_t stream = nullptr;
     // Non-blocking: the legacy default stream, which other code in the process may use, does not
     // serialize with them.
-    cudaError_t status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    cudaError_t status = cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority);
     if (status != cudaSuccess) {
       release_streams(device, std::move(streams));
-      throw cuda_error(status, "cudaStreamCreateWithFlags");
+      throw cuda_error(status, "cudaStreamCreateWithPriority");
     }
     streams.push_back(stream);
   }

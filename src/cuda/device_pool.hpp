@@ -72,6 +72,14 @@ struct DevicePoolStats {
   std::uint64_t device_allocations = 0;    // device blocks allocated (cudaMalloc)
 };
 
+// ZARRDIRECT_STREAM_PRIORITY: "normal" (or unset: nullptr or empty) gives the reader's streams
+// the default priority, "high" the device's greatest, so that a read's copies and placement
+// kernels are scheduled ahead of other work queued on the GPU (a training step's kernels) as
+// soon as a multiprocessor frees up. Returns true for "high"; anything else is an
+// Error(invalid_argument) naming the variable and the value. Opt-in and not yet measured against
+// the default (docs/TRAINING.md).
+bool stream_priority_from_text(const char* text);
+
 class DevicePool {
  public:
   static DevicePool& instance();
@@ -107,7 +115,8 @@ class DevicePool {
   // Returns an event whose recorded work has completed (or that is no longer waited on).
   void release_event(int device, cudaEvent_t event);
 
-  // `count` non-blocking streams of `device` (which must be current).
+  // `count` non-blocking streams of `device` (which must be current), created at the priority
+  // ZARRDIRECT_STREAM_PRIORITY asks for (stream_priority_from_text; read once per process).
   std::vector<cudaStream_t> acquire_streams(int device, std::size_t count);
   // Returns idle streams (nothing pending on them).
   void release_streams(int device, std::vector<cudaStream_t> streams);

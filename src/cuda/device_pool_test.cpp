@@ -30,6 +30,25 @@ namespace {
 #define REQUIRE_GPU() \
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: " << cuda_unavailable_reason()
 
+// ZARRDIRECT_STREAM_PRIORITY's values: unset, empty and "normal" keep the default priority,
+// "high" asks for the greatest, anything else is refused naming the variable and the value.
+TEST(DevicePoolStreams, PriorityFromText) {
+  EXPECT_FALSE(stream_priority_from_text(nullptr));
+  EXPECT_FALSE(stream_priority_from_text(""));
+  EXPECT_FALSE(stream_priority_from_text("normal"));
+  EXPECT_TRUE(stream_priority_from_text("high"));
+  for (const char* bad : {"HIGH", "1", "highest", " high"}) {
+    try {
+      (void)stream_priority_from_text(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.kind(), ErrorKind::invalid_argument);
+      EXPECT_NE(std::string(error.what()).find("ZARRDIRECT_STREAM_PRIORITY"), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find(bad), std::string::npos) << error.what();
+    }
+  }
+}
+
 // Runs `action`, which must throw Error(cuda) naming `call`.
 template <class Action>
 void expect_cuda_error(const std::string& call, Action&& action) {
@@ -75,7 +94,7 @@ TEST(DevicePool, WithoutADeviceAcquiringFailsCleanly) {
   DevicePool& pool = DevicePool::instance();
   const std::size_t idle = pool.idle_pinned_bytes();
   expect_cuda_error("cudaHostAlloc (pinned staging)", [&] { (void)pool.acquire_slots(0, 1 << 16, 2, ~std::size_t{0}); });
-  expect_cuda_error("cudaStreamCreateWithFlags", [&] { (void)pool.acquire_streams(0, 2); });
+  expect_cuda_error("cudaStreamCreateWithPriority", [&] { (void)pool.acquire_streams(0, 2); });
   EXPECT_EQ(pool.idle_pinned_bytes(), idle);
   // An unpinned slot allocates its host memory first, then fails on the event (and frees it).
   expect_cuda_error("cudaEventCreateWithFlags", [] { StagingSlot slot(0, 1 << 16, false); });
