@@ -1,7 +1,8 @@
 // Kernel-level timing of the GPU zstd decoder (issue 18): the two steps of the block jobs
 // (zstd_decode_kernels.cuh: 1, 8 or 32 lanes a Huffman stream and a thread per block's sequences,
-// then a warp per frame), each timed with CUDA events around its launch alone (no transfers, no placement), on a
-// batch already in device memory, beside libzstd on the host's cores for the same frames.
+// then a warp or a block of threads per frame), each timed with CUDA events around its launch
+// alone (no transfers, no placement), on a batch already in device memory, beside libzstd on the
+// host's cores for the same frames.
 // Decoded GB/s = decoded bytes / time. Every run's outcomes are checked and the decoded bytes
 // compared with the input, so a fast wrong kernel does not pass.
 //
@@ -124,19 +125,25 @@ int main(int argc, char** argv) {
                                  nullptr),
           "decode launch");
   }).median_ms;
+  // Whether the last decode left every chunk's outcome ok and its bytes the input's; names the
+  // first wrong chunk and `how` it was decoded.
   std::vector<portable::DecodeOutcome> outcomes(chunks);
-  check(cudaMemcpy(outcomes.data(), d_outcomes, chunks * sizeof(portable::DecodeOutcome), cudaMemcpyDeviceToHost),
-        "outcomes back");
   Bytes got(chunks * chunk_bytes);
-  check(cudaMemcpy(got.data(), d_dst, got.size(), cudaMemcpyDeviceToHost), "output back");
-  for (std::uint64_t c = 0; c < chunks; ++c) {
-    if (outcomes[c].status != portable::DecodeStatus::ok ||
-        std::memcmp(got.data() + c * chunk_bytes, originals[c % distinct].data(), chunk_bytes) != 0) {
-      std::fprintf(stderr, "zstd_kernel_bench: chunk %llu decoded wrong (%s)\n", static_cast<unsigned long long>(c),
-                   portable::describe(outcomes[c].status));
-      return 1;
+  const auto decoded_right = [&](const std::string& how) {
+    check(cudaMemcpy(outcomes.data(), d_outcomes, chunks * sizeof(portable::DecodeOutcome), cudaMemcpyDeviceToHost),
+          "outcomes back");
+    check(cudaMemcpy(got.data(), d_dst, got.size(), cudaMemcpyDeviceToHost), "output back");
+    for (std::uint64_t c = 0; c < chunks; ++c) {
+      if (outcomes[c].status != portable::DecodeStatus::ok ||
+          std::memcmp(got.data() + c * chunk_bytes, originals[c % distinct].data(), chunk_bytes) != 0) {
+        std::fprintf(stderr, "zstd_kernel_bench: chunk %llu decoded wrong%s (%s)\n", static_cast<unsigned long long>(c),
+                     how.c_str(), portable::describe(outcomes[c].status));
+        return false;
+      }
     }
-  }
+    return true;
+  };
+  if (!decoded_right("")) return 1;
   // The literals kernel with each number of lanes a Huffman stream, and the whole decode with it
   // (the three launches in a row), each checked against the input.
   struct LanesRow {
@@ -162,17 +169,9 @@ int main(int argc, char** argv) {
       check(zc::launch_zstd_execute(d_blocks, d_frames, frame_count, d_src, d_dst, d_scratch, d_outcomes, nullptr, team),
             "step two launch");
     }).median_ms;
-    check(cudaMemcpy(outcomes.data(), d_outcomes, chunks * sizeof(portable::DecodeOutcome), cudaMemcpyDeviceToHost),
-          "outcomes back");
-    check(cudaMemcpy(got.data(), d_dst, got.size(), cudaMemcpyDeviceToHost), "output back");
-    for (std::uint64_t c = 0; c < chunks; ++c) {
-      if (outcomes[c].status != portable::DecodeStatus::ok ||
-          std::memcmp(got.data() + c * chunk_bytes, originals[c % distinct].data(), chunk_bytes) != 0) {
-        std::fprintf(stderr, "zstd_kernel_bench: chunk %llu decoded wrong with %u lanes a stream, %u threads a frame (%s)\n",
-                     static_cast<unsigned long long>(c), lanes, team, portable::describe(outcomes[c].status));
-        return 1;
-      }
-    }
+    if (!decoded_right(" with " + std::to_string(lanes) + " lanes a stream, " + std::to_string(team) +
+                       " threads a frame"))
+      return 1;
     lanes_rows.push_back({lanes, team, lanes_literals, team_execute, lanes_decode});
   }
   // libzstd on `threads` host threads, chunks shared out, best of `repeat`.
@@ -213,7 +212,7 @@ int main(int argc, char** argv) {
               "whole decode ms (decoded GB/s) |\n|---:|---:|---:|---:|---:|\n");
   for (const LanesRow& row : lanes_rows)
     std::printf("| %u | %u%s | %.3f (%.1f) | %.3f | %.3f (%.1f) |\n", row.lanes, row.team,
-                row.lanes == zc::literal_lanes_for(block_count) && row.team == zc::frame_team_for(frame_count)
+                row.lanes == zc::literal_lanes() && row.team == zc::frame_team_for(frame_count)
                     ? " (chosen)"
                     : "",
                 row.literals_ms, static_cast<double>(literal_bytes) / (row.literals_ms * 1e6), row.execute_ms,

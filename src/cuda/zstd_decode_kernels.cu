@@ -153,42 +153,35 @@ __global__ void __launch_bounds__(kSequenceThreads)
     portable::zstd_decode_sequence_slot(blocks[b], src, scratch, states[threadIdx.x]);
 }
 
-// A frame's copies split over the 32 lanes of a warp, which synchronizes after each (the next
-// match may read what this copy wrote).
-struct WarpTeam {
+// A frame's copies split over a team of kLanes lanes that synchronizes after each (the next match
+// may read what this copy wrote): a warp (__syncwarp), or a whole block of kFrameBlockThreads
+// threads (__syncthreads) for batches of few frames, where a warp each would leave most of the
+// GPU idle (8 frames of 4 MiB took 1.57 ms in warps, H100, session 20).
+template <unsigned kLanes>
+struct Team {
   std::uint32_t lane;
+  __device__ void sync() const {
+    if constexpr (kLanes == kWarp) {
+      __syncwarp();
+    } else {
+      __syncthreads();
+    }
+  }
   __device__ void copy(std::uint8_t* to, const std::uint8_t* from, std::uint64_t n) const {
-    portable::zstd_block_detail::copy_part(lane, kWarp, to, from, n);
-    __syncwarp();
+    portable::zstd_block_detail::copy_part(lane, kLanes, to, from, n);
+    sync();
   }
   __device__ void match(std::uint8_t* to, std::uint64_t offset, std::uint64_t n) const {
-    portable::zstd_block_detail::match_part(lane, kWarp, to, offset, n);
-    __syncwarp();
+    portable::zstd_block_detail::match_part(lane, kLanes, to, offset, n);
+    sync();
   }
   __device__ void fill(std::uint8_t* to, std::uint8_t value, std::uint64_t n) const {
-    portable::zstd_block_detail::fill_part(lane, kWarp, to, value, n);
-    __syncwarp();
+    portable::zstd_block_detail::fill_part(lane, kLanes, to, value, n);
+    sync();
   }
 };
-
-// A frame's copies split over a whole block of threads, for batches of few frames (a warp each
-// would leave most of the GPU idle: 8 frames of 4 MiB took 1.57 ms in warps, H100, session 20).
-struct BlockTeam {
-  std::uint32_t lane;
-  std::uint32_t lanes;
-  __device__ void copy(std::uint8_t* to, const std::uint8_t* from, std::uint64_t n) const {
-    portable::zstd_block_detail::copy_part(lane, lanes, to, from, n);
-    __syncthreads();
-  }
-  __device__ void match(std::uint8_t* to, std::uint64_t offset, std::uint64_t n) const {
-    portable::zstd_block_detail::match_part(lane, lanes, to, offset, n);
-    __syncthreads();
-  }
-  __device__ void fill(std::uint8_t* to, std::uint8_t value, std::uint64_t n) const {
-    portable::zstd_block_detail::fill_part(lane, lanes, to, value, n);
-    __syncthreads();
-  }
-};
+using WarpTeam = Team<kWarp>;
+using BlockTeam = Team<kFrameBlockThreads>;
 
 // Every thread of the block of threads takes the same frames and the same decisions in each (see
 // zstd_execute_frame), so every __syncthreads is reached by all.
@@ -196,7 +189,7 @@ __global__ void __launch_bounds__(kFrameBlockThreads)
     zstd_execute_block_kernel(const portable::ZstdFrameJob* __restrict__ frames, std::uint32_t frame_count,
                               const portable::ZstdBlockJob* __restrict__ blocks, const std::uint8_t* __restrict__ src,
                               std::uint8_t* scratch, std::uint8_t* dst, portable::DecodeOutcome* __restrict__ outcomes) {
-  const BlockTeam team{threadIdx.x, blockDim.x};
+  const BlockTeam team{threadIdx.x};  // launched with kFrameBlockThreads threads
   for (std::uint64_t f = blockIdx.x; f < frame_count; f += gridDim.x) {
     const portable::DecodeOutcome outcome = portable::zstd_execute_frame(frames[f], blocks, src, scratch, dst, team);
     if (threadIdx.x == 0) outcomes[f] = outcome;
@@ -237,7 +230,7 @@ unsigned multiprocessors() {
 
 }  // namespace
 
-std::uint32_t literal_lanes_for(std::uint32_t /*block_count*/) {
+std::uint32_t literal_lanes() {
   static const std::uint32_t forced = forced_choice("ZARRDIRECT_ZSTD_LITERAL_LANES", {1, 8, 32});
   if (forced != 0) return forced;
   // 32 lanes a stream was fastest at every batch size measured (H100, session 20, zstd-1 frames
@@ -262,7 +255,7 @@ cudaError_t launch_zstd_literals(const portable::ZstdBlockJob* blocks, std::uint
                                  const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream,
                                  std::uint32_t lanes) {
   if (block_count == 0) return cudaSuccess;
-  if (lanes == 0) lanes = literal_lanes_for(block_count);
+  if (lanes == 0) lanes = literal_lanes();
   switch (lanes) {
     case 1:
       zstd_literals_kernel<<<blocks_for(std::uint64_t{block_count} * portable::kZstdSequenceSlot, kLiteralThreads),

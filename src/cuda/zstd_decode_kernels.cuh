@@ -35,13 +35,13 @@ cudaError_t launch_zstd_decode(const codec::portable::ZstdBlockJob* blocks, std:
 // kernel-level timing: bench/zstd_kernel_bench.cpp): step one's two launches each alone
 // (literals, sequences), both of them (launch_zstd_block_slots), and step two.
 // launch_zstd_literals' `lanes` is the lanes a Huffman stream: 1, 8 or 32, or 0 for the choice
-// launch_zstd_decode makes (literal_lanes_for); anything else is cudaErrorInvalidValue.
+// launch_zstd_decode makes (literal_lanes); anything else is cudaErrorInvalidValue.
 cudaError_t launch_zstd_literals(const codec::portable::ZstdBlockJob* blocks, std::uint32_t block_count,
                                  const std::uint8_t* src, std::uint8_t* scratch, cudaStream_t stream,
                                  std::uint32_t lanes);
-// The lanes a Huffman stream launch_zstd_decode takes for a batch of `block_count` zstd blocks on
-// the current device (ZARRDIRECT_ZSTD_LITERAL_LANES=1|8|32 fixes it, for benchmarks).
-std::uint32_t literal_lanes_for(std::uint32_t block_count);
+// The lanes a Huffman stream launch_zstd_decode takes, whatever the batch: 32
+// (ZARRDIRECT_ZSTD_LITERAL_LANES=1|8|32 fixes it, for benchmarks).
+std::uint32_t literal_lanes();
 // The threads a frame's step two takes for a batch of `frame_count` frames: 32 (a warp) or 256 (a
 // block of threads) (ZARRDIRECT_ZSTD_FRAME_TEAM=32|256 fixes it, for benchmarks).
 std::uint32_t frame_team_for(std::uint32_t frame_count);
