@@ -67,6 +67,7 @@ GpuDecodeSink::~GpuDecodeSink() {
 }
 
 void GpuDecodeSink::start(unsigned workers, std::size_t max_chunk_bytes) {
+  trace_.mark("start", workers);
   inner_.start(workers, max_chunk_bytes);
   use_device(options_.device);
   listed_ = std::vector<BloscGpuJobs>(std::max(workers, 1u));
@@ -150,6 +151,7 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
   }
   // Planned and listed on the worker, before the lock: a chunk refused here costs nothing on the
   // GPU, and the per-chunk host work runs on every worker at once.
+  if (trace_.enabled() && !first_chunk_marked_.exchange(true)) trace_.mark("first chunk read", stored.size());
   const GpuChunkPlan chunk_plan = plan_gpu_chunk(route_.codec, stored, chunk_bytes_);
   if (!chunk_plan.accepted) return false;
   BloscGpuJobs& listed = listed_[worker_index];
@@ -364,6 +366,9 @@ void GpuDecodeSink::launch(Batch& batch) {
     launched_cv_.notify_all();
     throw;
   }
+  if (trace_.enabled())
+    trace_.mark(fmt::format("launched batch {} (chunks {}, stored bytes)", &batch - ring_.data(), batch.pending.size()),
+                batch.stored_end);
   batch.closed = false;
   batch.in_flight = true;
   ++launched_;
@@ -388,7 +393,9 @@ void GpuDecodeSink::ensure_device_block(DeviceBlockPtr& block, std::size_t bytes
 void GpuDecodeSink::retire(Batch& batch) {
   if (!batch.in_flight) return;
   batch.in_flight = false;
+  if (trace_.enabled()) trace_.mark(fmt::format("waiting for batch {}", &batch - ring_.data()));
   check_cuda(cudaEventSynchronize(batch.done), "cudaEventSynchronize (decode batch)");
+  if (trace_.enabled()) trace_.mark(fmt::format("batch {} done", &batch - ring_.data()));
   const std::byte* host = batch.tables->host;
   for (const Pending& pending : batch.pending) {
     portable::DecodeStatus status = portable::DecodeStatus::ok;
@@ -489,6 +496,7 @@ std::size_t GpuDecodeSink::batches_launched() const {
 }
 
 void GpuDecodeSink::finish() {
+  trace_.mark("every chunk read");
   std::exception_ptr failure;
   try {
     use_device(options_.device);
@@ -513,6 +521,8 @@ void GpuDecodeSink::finish() {
     if (batch.stream && cudaStreamSynchronize(batch.stream) != cudaSuccess) broken = true;
   finished_ = true;
   release(broken);
+  trace_.mark("finished");
+  trace_.print();
   if (failure) std::rethrow_exception(failure);
   std::lock_guard lock(error_mutex_);
   if (error_) throw Error(error_->kind(), error_->what());

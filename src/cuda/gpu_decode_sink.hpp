@@ -60,6 +60,7 @@
 #include "cuda/stored_box_plan.hpp"
 #include "cuda/zstd_gpu_jobs.hpp"
 #include "engine/gpu_decode_route.hpp"
+#include "util/phase_trace.hpp"
 
 namespace zarrdirect::cuda {
 
@@ -190,6 +191,9 @@ class GpuDecodeSink final : public ChunkSink {
   std::mutex error_mutex_;
   std::unique_ptr<Error> error_;
   bool finished_ = false;
+  // ZARRDIRECT_TRACE=1: the read's first chunk, each batch's launch and wait, printed at finish().
+  PhaseTrace trace_{"gpu-decode"};
+  std::atomic<bool> first_chunk_marked_{false};
 };
 
 }  // namespace zarrdirect::cuda

@@ -1,0 +1,44 @@
+#include "util/phase_trace.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace zarrdirect {
+
+PhaseTrace::PhaseTrace(std::string name, bool enabled)
+    : name_(std::move(name)), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+
+bool PhaseTrace::enabled_by_environment() {
+  const char* text = std::getenv("ZARRDIRECT_TRACE");
+  return text != nullptr && std::strcmp(text, "1") == 0;
+}
+
+void PhaseTrace::mark(std::string_view what, std::uint64_t value) {
+  if (!enabled_) return;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  std::lock_guard lock(mutex_);
+  moments_.push_back({ms, std::string(what), value});
+}
+
+std::string PhaseTrace::report() const {
+  std::lock_guard lock(mutex_);
+  std::vector<Moment> sorted = moments_;
+  // Marks from several threads may be appended out of order by a few microseconds.
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Moment& a, const Moment& b) { return a.ms < b.ms; });
+  std::string text;
+  for (const Moment& moment : sorted) text += fmt::format("{} +{:.3f} {} {}\n", name_, moment.ms, moment.what, moment.value);
+  return text;
+}
+
+void PhaseTrace::print() {
+  if (!enabled_ || printed_) return;
+  printed_ = true;
+  const std::string text = report();
+  if (!text.empty()) std::fputs(text.c_str(), stderr);
+}
+
+}  // namespace zarrdirect
