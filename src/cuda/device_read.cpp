@@ -85,6 +85,19 @@ std::shared_ptr<void> allocate_device_memory(std::size_t nbytes, int& ordinal) {
 }
 
 namespace {
+// Decoded bytes of the chunks (inner chunks when sharded) that `region` touches, saturating: a
+// region that cuts chunks decodes all of each, more than the region's own bytes.
+std::uint64_t touched_chunk_bytes(const Region& region, const std::vector<std::uint64_t>& chunk_shape,
+                                  std::uint64_t chunk_bytes) {
+  std::uint64_t total = chunk_bytes;
+  for (std::size_t d = 0; d < region.size() && d < chunk_shape.size(); ++d) {
+    const std::uint64_t extent = chunk_shape[d] == 0 ? 1 : chunk_shape[d];
+    const std::uint64_t chunks = (region[d].stop - 1) / extent - region[d].start / extent + 1;
+    total = total > UINT64_MAX / chunks ? UINT64_MAX : total * chunks;
+  }
+  return total;
+}
+
 // Device reads running in the process now, for `auto`'s choice of decode side.
 std::atomic<unsigned> running_device_reads{0};
 struct RunningDeviceRead {
@@ -159,14 +172,19 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
   const DecodeSide side = gpu_decode_side(settings.decode, route.codec, true, read_bytes, running.now);
   if (side != DecodeSide::cpu) {
     // A batch holds up to the staging budget in stored bytes, and no more than a quarter of the
-    // read's decoded bytes, so that even a small read fills the ring's four batches one after
-    // another and reading the next overlaps decoding the last (the sharded array's 256^3 region,
-    // H100, session 20: one batch 3.51 ms, four of 8 MiB 3.03 ms, 4 MiB 4.18; a 256 MiB region
-    // 18.0 -> 14.9 ms). Whole reads keep the budget's batches. Reads among many at once (Dask's
-    // blocks) overlap each other instead: their batches stay as large as the read (measured so:
-    // 16 reads of 128 MiB at 80% of one direct read, session 19), 2 GiB of pinned batches, not 4.
+    // decoded bytes of the chunks the read decodes, so that even a small read fills the ring's
+    // four batches one after another and reading the next overlaps decoding the last (the
+    // sharded array's 256^3 region, H100, session 20: one batch 3.51 ms, four of 8 MiB 3.03 ms,
+    // 4 MiB 4.18; a 256 MiB region 18.0 -> 14.9 ms). Counted over the chunks, not the region: a
+    // 256^3 region that cuts 27 chunks of 4 MiB decodes 108 MiB, which batches of a quarter of
+    // 32 MiB would send through the ring of four in ten turns. Whole reads keep the budget's
+    // batches. Reads among many at once (Dask's blocks) overlap each other instead: their
+    // batches stay as large as the read (measured so: 16 reads of 128 MiB at 80% of one direct
+    // read, session 19), 2 GiB of pinned batches, not 4.
+    const auto& grid_shape = array.sharding ? array.sharding->inner_chunk_shape() : metadata.chunk_shape;
+    const std::uint64_t decoded_bytes = touched_chunk_bytes(region, grid_shape, options.slot_bytes);
     const std::uint64_t batch_cap =
-        running.now >= kAutoGpuConcurrentReads ? read_bytes : std::max<std::uint64_t>(read_bytes / 4, 1);
+        running.now >= kAutoGpuConcurrentReads ? decoded_bytes : std::max<std::uint64_t>(decoded_bytes / 4, 1);
     cuda::DeviceSinkOptions decode_options = options;
     decode_options.staging_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(options.staging_bytes, batch_cap));
     cuda::GpuDecodeSink decoding(sink, route, options.slot_bytes, decode_options, side == DecodeSide::share);

@@ -93,6 +93,10 @@ void GpuDecodeSink::start(unsigned workers, std::size_t max_chunk_bytes) {
     batch.done = pool.acquire_event(options_.device);
     check_cuda(cudaStreamWaitEvent(batch.stream, ready_, 0), "cudaStreamWaitEvent");
   }
+  if (trace_.enabled()) {
+    check_cuda(cudaEventCreate(&trace_origin_), "cudaEventCreate (trace)");
+    check_cuda(cudaEventRecord(trace_origin_, ring_[0].stream), "cudaEventRecord (trace)");
+  }
 }
 
 GpuDecodeSink::Batch* GpuDecodeSink::open_batch_for(std::unique_lock<std::mutex>& lock, std::size_t stored,
@@ -322,11 +326,13 @@ void GpuDecodeSink::launch(Batch& batch) {
     auto* src = reinterpret_cast<const std::uint8_t*>(batch.stored->scratch());
     auto* dst = reinterpret_cast<std::uint8_t*>(decoded);
     auto* scratch = batch.scratch ? reinterpret_cast<std::uint8_t*>(batch.scratch->data) : nullptr;
+    mark_stage(batch, 0);
     check_cuda(cudaMemcpyAsync(batch.stored->scratch(), batch.stored->host, batch.stored_end, cudaMemcpyHostToDevice,
                                stream),
                "cudaMemcpyAsync (stored chunks to the device)");
     check_cuda(cudaMemcpyAsync(tables, host, upload, cudaMemcpyHostToDevice, stream),
                "cudaMemcpyAsync (decode tables to the device)");
+    mark_stage(batch, 1);
     const auto* frame_jobs = reinterpret_cast<const GpuDecodeJob*>(tables + frames_at);
     const auto frame_count = static_cast<std::uint32_t>(batch.frame_jobs.size());
     auto* outcomes = reinterpret_cast<portable::DecodeOutcome*>(tables + batch.outcomes_at);
@@ -348,6 +354,7 @@ void GpuDecodeSink::launch(Batch& batch) {
       check_cuda(launch_blosc_unshuffle(reinterpret_cast<const GpuUnshuffleJob*>(tables + unshuffle_at),
                                         static_cast<std::uint32_t>(unshuffles.size()), scratch, dst, stream),
                  "blosc unshuffle kernel launch");
+    mark_stage(batch, 2);
     if (!batch.entries.empty())
       check_cuda(launch_batch(reinterpret_cast<const BatchEntry*>(tables + entries_at), batch.entries.size(),
                               batch.max_units, decoded, stream),
@@ -355,6 +362,7 @@ void GpuDecodeSink::launch(Batch& batch) {
     for (const AloneCopy& copy : batch.alone)
       check_cuda(launch_copy(copy.plan, decoded + copy.src_offset, copy.dst, stream),
                  "scatter kernel launch (GPU-decoded chunk)");
+    mark_stage(batch, 3);
     if (total > batch.outcomes_at)
       check_cuda(cudaMemcpyAsync(host + batch.outcomes_at, tables + batch.outcomes_at, total - batch.outcomes_at,
                                  cudaMemcpyDeviceToHost, stream),
@@ -373,6 +381,13 @@ void GpuDecodeSink::launch(Batch& batch) {
   batch.in_flight = true;
   ++launched_;
   launched_cv_.notify_all();
+}
+
+void GpuDecodeSink::mark_stage(Batch& batch, std::size_t stage) {
+  if (!trace_.enabled()) return;
+  cudaEvent_t& event = batch.stage_events[stage];
+  if (!event) check_cuda(cudaEventCreate(&event), "cudaEventCreate (trace)");
+  check_cuda(cudaEventRecord(event, batch.stream), "cudaEventRecord (trace)");
 }
 
 void GpuDecodeSink::ensure_device_block(DeviceBlockPtr& block, std::size_t bytes) {
@@ -395,7 +410,14 @@ void GpuDecodeSink::retire(Batch& batch) {
   batch.in_flight = false;
   if (trace_.enabled()) trace_.mark(fmt::format("waiting for batch {}", &batch - ring_.data()));
   check_cuda(cudaEventSynchronize(batch.done), "cudaEventSynchronize (decode batch)");
-  if (trace_.enabled()) trace_.mark(fmt::format("batch {} done", &batch - ring_.data()));
+  if (trace_.enabled()) {
+    trace_.mark(fmt::format("batch {} done", &batch - ring_.data()));
+    std::array<float, 4> at{};
+    for (std::size_t k = 0; k < at.size(); ++k)
+      if (cudaEventElapsedTime(&at[k], trace_origin_, batch.stage_events[k]) != cudaSuccess) at[k] = -1;
+    trace_.mark(fmt::format("batch {} on the GPU (ms from start): upload {:.3f}-{:.3f}, decoded by {:.3f}, placed by {:.3f}",
+                            &batch - ring_.data(), at[0], at[1], at[2], at[3]));
+  }
   const std::byte* host = batch.tables->host;
   for (const Pending& pending : batch.pending) {
     portable::DecodeStatus status = portable::DecodeStatus::ok;
@@ -545,6 +567,14 @@ void GpuDecodeSink::release(bool broken) {
     if (batch.stream) streams.push_back(batch.stream);
     batch.stream = nullptr;
   }
+  // Tracing only: created here, not pooled.
+  if (trace_origin_) cudaEventDestroy(trace_origin_);
+  trace_origin_ = nullptr;
+  for (auto& batch : ring_)
+    for (cudaEvent_t& event : batch.stage_events) {
+      if (event) cudaEventDestroy(event);
+      event = nullptr;
+    }
   auto& pool = DevicePool::instance();
   if (broken) {
     // The GPU failed: its work may still reference these. Leak rather than free under it.

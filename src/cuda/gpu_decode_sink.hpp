@@ -138,6 +138,8 @@ class GpuDecodeSink final : public ChunkSink {
     std::size_t entries_at = 0;
     std::size_t outcomes_at = 0;
     std::size_t statuses_at = 0;
+    // ZARRDIRECT_TRACE=1: events around the batch's upload, decode and placement on its stream.
+    std::array<cudaEvent_t, 4> stage_events{};
     unsigned writers = 0;    // workers copying a chunk's bytes in, outside the lock
     bool closed = false;     // full: launched by its last writer
     bool in_flight = false;  // launched, not yet retired
@@ -154,6 +156,9 @@ class GpuDecodeSink final : public ChunkSink {
   bool open_batch_free() const;
   // Sends a batch to the GPU (lock held).
   void launch(Batch& batch);
+  // ZARRDIRECT_TRACE=1: records the batch's event for `stage` (0 before its upload, 1 after it, 2
+  // after decoding, 3 after placement) on its stream.
+  void mark_stage(Batch& batch, std::size_t stage);
   // `block` holds at least `bytes` (a power of two from 1 MiB, from the pool; a smaller one goes
   // back to it).
   void ensure_device_block(DeviceBlockPtr& block, std::size_t bytes);
@@ -193,6 +198,7 @@ class GpuDecodeSink final : public ChunkSink {
   bool finished_ = false;
   // ZARRDIRECT_TRACE=1: the read's first chunk, each batch's launch and wait, printed at finish().
   PhaseTrace trace_{"gpu-decode"};
+  cudaEvent_t trace_origin_ = nullptr;  // recorded at start(): the GPU side's time zero
   std::atomic<bool> first_chunk_marked_{false};
 };
 

@@ -1,0 +1,89 @@
+"""Where the PatchDataset's time goes under a long model step (issue 16): the loop of
+bench/patch_bench.py's dataset run, taken apart. For each variant, batches per second over
+--batches batches (after a warm-up epoch), against the model step alone:
+
+  step on the batch        the bench's loop: the model reads each batch
+  step on a dummy          the same GPU work, the batch unused (does the batch's dtype cost?)
+  batches kept             the bench's loop, every batch kept alive to the end (no result freed
+                           in the loop: does freeing a result stall the loop?)
+  no step                  the dataset alone
+  prefetch 4               the bench's loop with 4 batches read ahead
+
+    PYTHONPATH=build/python python3 bench/dataset_probe.py ARRAY [--matmuls 4]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+import zarrdirect  # noqa: F401
+from zarrdirect.torch import PatchDataset
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("array")
+    parser.add_argument("--matmuls", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--patch", type=int, default=64)
+    parser.add_argument("--batches", type=int, default=40)
+    args = parser.parse_args()
+    side = args.patch * args.patch
+    weight = torch.randn(side, side, device="cuda")
+
+    def step(batch):
+        x = batch.to("cuda").float().reshape(-1, side)
+        for _ in range(args.matmuls):
+            x = torch.tanh(x @ weight)
+        loss = x.mean()
+        torch.cuda.synchronize()
+        return loss
+
+    dummy = torch.zeros((args.batch,) + (args.patch,) * 3, dtype=torch.int32, device="cuda")
+
+    def dataset(prefetch=2):
+        return PatchDataset(args.array, (args.patch,) * 3, args.batch, num_batches=args.batches, seed=0,
+                            device="cuda", prefetch=prefetch)
+
+    def timed_loop(data, body, keep=False):
+        for batch in data:  # warm-up epoch
+            body(batch)
+        kept = []
+        start = time.perf_counter()
+        for batch in data:
+            body(batch)
+            if keep:
+                kept.append(batch)
+        seconds = time.perf_counter() - start
+        del kept
+        return seconds / args.batches
+
+    for _ in range(3):
+        step(dummy)
+    start = time.perf_counter()
+    for _ in range(20):
+        step(dummy)
+    alone = (time.perf_counter() - start) / 20
+    real = next(iter(dataset()))
+    start = time.perf_counter()
+    for _ in range(20):
+        step(real)
+    alone_real = (time.perf_counter() - start) / 20
+    print(f"model step alone: dummy int32 {alone * 1e3:.2f} ms, a real batch ({real.dtype}) {alone_real * 1e3:.2f} ms")
+    variants = [
+        ("step on the batch", dataset(), step, False),
+        ("step on a dummy", dataset(), lambda b: step(dummy), False),
+        ("batches kept", dataset(), step, True),
+        ("no step", dataset(), lambda b: None, False),
+        ("prefetch 4", dataset(4), step, False),
+    ]
+    for name, data, body, keep in variants:
+        per_batch = timed_loop(data, body, keep)
+        print(f"{name}: {per_batch * 1e3:.2f} ms a batch, {args.batch / per_batch:.1f} patches/s, "
+              f"{alone_real / per_batch:.3f} of the step's rate")
+
+
+if __name__ == "__main__":
+    main()
