@@ -176,8 +176,8 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
     // four batches one after another and reading the next overlaps decoding the last (the
     // sharded array's 256^3 region, H100, session 20: one batch 3.51 ms, four of 8 MiB 3.03 ms,
     // 4 MiB 4.18; a 256 MiB region 18.0 -> 14.9 ms). Counted over the chunks, not the region: a
-    // 256^3 region that cuts 27 chunks of 4 MiB decodes 108 MiB, which batches of a quarter of
-    // 32 MiB would send through the ring of four in ten turns. Whole reads keep the budget's
+    // 256^3 region half a chunk off the grid cuts 27 chunks of 4 MiB, 108 MiB to decode, which
+    // batches of a quarter of its 32 MiB would send through the ring of four in ten turns. Whole reads keep the budget's
     // batches. Reads among many at once (Dask's blocks) overlap each other instead: their
     // batches stay as large as the read (measured so: 16 reads of 128 MiB at 80% of one direct
     // read, session 19), 2 GiB of pinned batches, not 4.
