@@ -286,8 +286,8 @@ TEST(DeviceChunkDecoderReference, WaveSlots) {
 }
 
 // `auto` takes gpu_decode_side()'s table with the batch standing for one read: zstd is shared from
-// kAutoShareMinBytes of chunks on and decoded on the GPU alone below; blosc goes to the GPU at any size; lz4 stays
-// on the host. gpu and share are taken as asked, cpu and a route of none never reach the GPU.
+// kAutoShareMinBytes of chunks on and decoded on the GPU alone below; blosc goes to the GPU from
+// kAutoBloscGpuMinBytes of chunks on and stays on the host below; lz4 stays on the host. gpu and share are taken as asked, cpu and a route of none never reach the GPU.
 TEST(DeviceChunkDecoderReference, DecodeSideOfABatch) {
   GpuDecodeRoute zstd, blosc, lz4, none;
   zstd.codec = GpuCodec::zstd;
@@ -298,7 +298,9 @@ TEST(DeviceChunkDecoderReference, DecodeSideOfABatch) {
   EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, kAutoShareMinBytes), DecodeSide::share);
   EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, kAutoShareMinBytes - 1), DecodeSide::gpu);
   EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::automatic, small), DecodeSide::gpu);
-  EXPECT_EQ(read_many_decode_side(blosc, DecodeSide::automatic, small), DecodeSide::gpu);
+  EXPECT_EQ(read_many_decode_side(blosc, DecodeSide::automatic, small), DecodeSide::cpu);
+  EXPECT_EQ(read_many_decode_side(blosc, DecodeSide::automatic, large), DecodeSide::gpu);
+  EXPECT_EQ(read_many_decode_side(blosc, DecodeSide::gpu, small), DecodeSide::gpu);
   EXPECT_EQ(read_many_decode_side(lz4, DecodeSide::automatic, large), DecodeSide::cpu);
   EXPECT_EQ(read_many_decode_side(zstd, DecodeSide::gpu, small), DecodeSide::gpu);
   EXPECT_EQ(read_many_decode_side(lz4, DecodeSide::share, small), DecodeSide::share);

@@ -14,20 +14,27 @@ namespace {
 
 // One row per compressor with a GPU decoder. `wired`: the decoder is connected to the read
 // path. `automatic`: where `auto` decodes it (gpu, share or cpu), as measured fastest; adjust
-// after measuring.
+// after measuring. `cpu_below`: a lone read of fewer decoded bytes than this stays on the CPU
+// under `auto` (0: none), where the cores measured faster than one batch's trip to the GPU.
 struct GpuCodecRow {
   GpuCodec codec;
   const char* label;
   bool wired;
   DecodeSide automatic;
+  std::uint64_t cpu_below = 0;
 };
 constexpr GpuCodecRow kGpuCodecTable[] = {
     // numcodecs lz4 is one LZ4 block per chunk, so a read gives a warp per chunk (tens at once):
     // 6.2-15.4 GB/s on the H100 against 24.6 on 16 cores (bench/decode_bench.sh, session 11).
     {GpuCodec::lz4, "lz4", true, DecodeSide::cpu},
     // blosc frames give a warp per stream (thousands per batch): 39.9 GB/s against 24.8 on 16
-    // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11).
-    {GpuCodec::blosc, "blosc-lz4", true, DecodeSide::gpu},
+    // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11); whole
+    // 4 GiB reads 33.6-47.9 against 16.8 (session 21). But a 256^3 region of eight 4 MiB chunks
+    // took 6.0 ms on the GPU against 3.46 on the cores (session 21): LZ4 decodes fast on 16
+    // cores, and a small read's batches are too small to fill the GPU. Sizes between 32 MiB and
+    // 2 GiB are not measured; below kAutoBloscGpuMinBytes, where a read's batches (a quarter of
+    // it) stay under the staging budget, `auto` keeps lone reads on the CPU.
+    {GpuCodec::blosc, "blosc-lz4", true, DecodeSide::gpu, kAutoBloscGpuMinBytes},
     // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): 32 lanes per Huffman stream, a
     // thread per block's sequences, then a warp or a block of threads per frame
     // (zstd_decode_kernels.cu). With the Huffman loop's early returns gone (session 17) and
@@ -206,6 +213,7 @@ DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
   const GpuCodecRow* row = row_of(codec);
   if (!device_present || !row || !row->wired) return DecodeSide::cpu;
   if (side != DecodeSide::automatic) return side;
+  if (read_bytes < row->cpu_below && concurrent_reads < kAutoGpuConcurrentReads) return DecodeSide::cpu;
   if (row->automatic != DecodeSide::share) return row->automatic;
   if (concurrent_reads >= kAutoGpuConcurrentReads && read_bytes < kAutoConcurrentShareMinBytes) return DecodeSide::gpu;
   return read_bytes >= kAutoShareMinBytes ? DecodeSide::share : DecodeSide::gpu;
@@ -219,7 +227,12 @@ std::vector<std::string> gpu_decoded_codecs(DecodeSide side) {
   std::vector<std::string> names;
   for (const auto& row : kGpuCodecTable) {
     const DecodeSide where = gpu_decode_side(side, row.codec, true);
-    if (where == DecodeSide::gpu) names.emplace_back(row.label);
+    if (where == DecodeSide::gpu && side == DecodeSide::automatic && row.cpu_below > 0)
+      names.emplace_back(fmt::format("{} (reads of {} MiB or more, or while {} or more device reads run; smaller "
+                                     "ones on the CPU)",
+                                     row.label, row.cpu_below >> 20, kAutoGpuConcurrentReads));
+    else if (where == DecodeSide::gpu)
+      names.emplace_back(row.label);
     if (where == DecodeSide::share && side == DecodeSide::automatic)
       names.emplace_back(fmt::format("{} (shared with the CPU in reads of {} MiB or more; smaller reads on the GPU "
                                      "alone, as are reads under 1 GiB while {} or more device reads run)",

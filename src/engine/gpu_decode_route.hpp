@@ -68,7 +68,8 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
 // The one table: where a device read of `read_bytes` (decoded) with `device_present` decodes
 // chunks of `codec` under `side`: DecodeSide::cpu, gpu or share, never automatic. `gpu` and
 // `share` take every codec with a wired decoder; `auto` gives each codec the side it measured
-// fastest on. For a codec `auto` shares: while at least kAutoGpuConcurrentReads device reads
+// fastest on; blosc-lz4 reads under kAutoBloscGpuMinBytes stay on the CPU unless at least
+// kAutoGpuConcurrentReads device reads run. For a codec `auto` shares: while at least kAutoGpuConcurrentReads device reads
 // run in the process (`concurrent_reads`, this one included), reads of less than
 // kAutoConcurrentShareMinBytes go to the GPU alone; otherwise reads of at least
 // kAutoShareMinBytes are shared and smaller ones go to the GPU alone.
@@ -85,6 +86,9 @@ DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
 // each read's threads decoding beside 15 other reads, ran at 38% of one direct read, on the GPU
 // alone at 80% (session 19).
 inline constexpr std::uint64_t kAutoShareMinBytes = std::uint64_t{128} << 20;
+// blosc-lz4 under `auto`: lone reads of fewer decoded bytes stay on the CPU (gpu_decode_route.cpp's
+// table says why).
+inline constexpr std::uint64_t kAutoBloscGpuMinBytes = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kAutoConcurrentShareMinBytes = std::uint64_t{1} << 30;
 inline constexpr unsigned kAutoGpuConcurrentReads = 4;
 // gpu_decode_side() is gpu or share: the read goes through the GPU decode sink.

@@ -120,7 +120,7 @@ TEST(GpuDecodeRoute, PolicyTable) {
     }
   }
   // auto takes the side each decoder measured fastest on (the table's `automatic`): blosc on
-  // the GPU, zstd shared, numcodecs lz4 on the CPU; never `automatic` itself.
+  // the GPU (whole reads), zstd shared, numcodecs lz4 on the CPU; never `automatic` itself.
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true), DecodeSide::gpu);
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::zstd, true), DecodeSide::share);
   // ... for reads long enough to fill the ring; smaller ones go to the GPU alone, unless the
@@ -145,7 +145,16 @@ TEST(GpuDecodeRoute, PolicyTable) {
   EXPECT_EQ(gpu_decode_side(DecodeSide::cpu, GpuCodec::zstd, true, 1, 16), DecodeSide::cpu);
   EXPECT_EQ(gpu_decode_side(DecodeSide::share, GpuCodec::zstd, true, 1), DecodeSide::share);
   EXPECT_EQ(gpu_decode_side(DecodeSide::gpu, GpuCodec::zstd, true, 1), DecodeSide::gpu);
-  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true, 1), DecodeSide::gpu);
+  // blosc-lz4: lone reads under kAutoBloscGpuMinBytes stay on the CPU (faster there), from it
+  // and among many reads at once on the GPU; the settings other than auto are taken as asked.
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true, 1), DecodeSide::cpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true, kAutoBloscGpuMinBytes - 1), DecodeSide::cpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true, kAutoBloscGpuMinBytes), DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true, 1, kAutoGpuConcurrentReads), DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::blosc, true, 1, kAutoGpuConcurrentReads - 1),
+            DecodeSide::cpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::gpu, GpuCodec::blosc, true, 1), DecodeSide::gpu);
+  EXPECT_EQ(gpu_decode_side(DecodeSide::share, GpuCodec::blosc, true, 1), DecodeSide::share);
   EXPECT_EQ(gpu_decode_side(DecodeSide::automatic, GpuCodec::lz4, true), DecodeSide::cpu);
   for (DecodeSide side : {DecodeSide::automatic, DecodeSide::gpu, DecodeSide::cpu, DecodeSide::share}) {
     EXPECT_EQ(gpu_decode_side(side, GpuCodec::none, true), DecodeSide::cpu);
@@ -153,7 +162,9 @@ TEST(GpuDecodeRoute, PolicyTable) {
   }
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::cpu), std::vector<std::string>{});
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::automatic),
-            (std::vector<std::string>{"blosc-lz4", "zstd (shared with the CPU in reads of 128 MiB or more; smaller reads "
+            (std::vector<std::string>{"blosc-lz4 (reads of 1024 MiB or more, or while 4 or more device reads run; "
+                                      "smaller ones on the CPU)",
+                                      "zstd (shared with the CPU in reads of 128 MiB or more; smaller reads "
                                                    "on the GPU alone, as are reads under 1 GiB while 4 or more device "
                                                    "reads run)"}));
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::share)[2], "zstd (shared with the CPU)");
