@@ -25,6 +25,7 @@
 #include "engine/device_read.hpp"
 #include "engine/gpu_decode_route.hpp"
 #include "engine/reader.hpp"
+#include "util/geometry.hpp"
 
 namespace zarrdirect {
 namespace {
@@ -85,19 +86,6 @@ std::shared_ptr<void> allocate_device_memory(std::size_t nbytes, int& ordinal) {
 }
 
 namespace {
-// Decoded bytes of the chunks (inner chunks when sharded) that `region` touches, saturating: a
-// region that cuts chunks decodes all of each, more than the region's own bytes.
-std::uint64_t touched_chunk_bytes(const Region& region, const std::vector<std::uint64_t>& chunk_shape,
-                                  std::uint64_t chunk_bytes) {
-  std::uint64_t total = chunk_bytes;
-  for (std::size_t d = 0; d < region.size() && d < chunk_shape.size(); ++d) {
-    const std::uint64_t extent = chunk_shape[d] == 0 ? 1 : chunk_shape[d];
-    const std::uint64_t chunks = (region[d].stop - 1) / extent - region[d].start / extent + 1;
-    total = total > UINT64_MAX / chunks ? UINT64_MAX : total * chunks;
-  }
-  return total;
-}
-
 // Device reads running in the process now, for `auto`'s choice of decode side.
 std::atomic<unsigned> running_device_reads{0};
 struct RunningDeviceRead {
@@ -182,7 +170,9 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
     // batches stay as large as the read (measured so: 16 reads of 128 MiB at 80% of one direct
     // read, session 19), 2 GiB of pinned batches, not 4.
     const auto& grid_shape = array.sharding ? array.sharding->inner_chunk_shape() : metadata.chunk_shape;
-    const std::uint64_t decoded_bytes = touched_chunk_bytes(region, grid_shape, options.slot_bytes);
+    const std::uint64_t chunks = cells_touched(region, grid_shape);
+    const std::uint64_t decoded_bytes =
+        chunks > UINT64_MAX / std::max<std::uint64_t>(options.slot_bytes, 1) ? UINT64_MAX : chunks * options.slot_bytes;
     const std::uint64_t batch_cap =
         running.now >= kAutoGpuConcurrentReads ? decoded_bytes : std::max<std::uint64_t>(decoded_bytes / 4, 1);
     cuda::DeviceSinkOptions decode_options = options;

@@ -94,6 +94,17 @@ GridWindow window_over(const Region& region, const Extents& origin, const Extent
   return window;
 }
 
+std::uint64_t cells_touched(const Region& region, std::span<const std::uint64_t> cell_shape) {
+  std::uint64_t total = 1;
+  for (std::size_t d = 0; d < region.size(); ++d) {
+    if (region[d].size() == 0) return 0;
+    const std::uint64_t extent = d < cell_shape.size() && cell_shape[d] > 0 ? cell_shape[d] : ~std::uint64_t{0};
+    const std::uint64_t cells = (region[d].stop - 1) / extent - region[d].start / extent + 1;
+    total = total > ~std::uint64_t{0} / cells ? ~std::uint64_t{0} : total * cells;
+  }
+  return total;
+}
+
 ChunkBox box_of(const Extents& coords, const Extents& origin, const Extents& cell_shape, const Region& region,
                 std::size_t rank) {
   ChunkBox box;

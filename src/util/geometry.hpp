@@ -71,6 +71,11 @@ GridWindow window_over(const Region& region, const Extents& origin, const Extent
 GridWindow window_over(const Region& region, const Extents& origin, const Extents& cell_shape, std::size_t rank,
                        const CellPicks* picks);
 
+// How many cells of a grid of `cell_shape` cells from the origin `region` touches (a cell it cuts
+// counts whole), saturating at UINT64_MAX; 0 for a region empty in some dimension. Dimensions
+// past cell_shape's count as one cell.
+std::uint64_t cells_touched(const Region& region, std::span<const std::uint64_t> cell_shape);
+
 // The box where the cell at `coords` of a grid of `cell_shape` (origin `origin`) meets `region`;
 // offset_in_dest is relative to the region's start.
 ChunkBox box_of(const Extents& coords, const Extents& origin, const Extents& cell_shape, const Region& region,

@@ -19,6 +19,17 @@ TEST(Geometry, StridesAndLinearIndexRoundTrip) {
   EXPECT_EQ(c_order_strides(shape, 0)[0], 0u);
 }
 
+TEST(Geometry, CellsTouchedCountCutCellsWhole) {
+  const std::vector<std::uint64_t> cells{128, 128, 128};
+  EXPECT_EQ(cells_touched(Region{{384, 640}, {384, 640}, {896, 1152}}, cells), 8u);   // on the grid
+  EXPECT_EQ(cells_touched(Region{{320, 576}, {320, 576}, {832, 1088}}, cells), 27u);  // half a cell off
+  EXPECT_EQ(cells_touched(Region{{0, 1}, {127, 129}, {5, 6}}, cells), 2u);
+  EXPECT_EQ(cells_touched(Region{{0, 0}, {0, 128}, {0, 128}}, cells), 0u);
+  EXPECT_EQ(cells_touched(Region{{10, 20}}, std::vector<std::uint64_t>{}), 1u);
+  const std::uint64_t big = std::uint64_t{1} << 40;
+  EXPECT_EQ(cells_touched(Region{{0, big}, {0, big}}, std::vector<std::uint64_t>{1, 1}), ~std::uint64_t{0});
+}
+
 TEST(Geometry, WindowAndBoxesOfAGridOverARegion) {
   // A 10x10 array in 4x4 cells; the region [3, 9) x [4, 5) touches cells (0..2, 1).
   Region region{{3, 9}, {4, 5}};
