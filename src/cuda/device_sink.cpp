@@ -55,6 +55,7 @@ DeviceSink::~DeviceSink() {
 }
 
 void DeviceSink::start(unsigned workers, std::size_t max_chunk_bytes) {
+  trace_.mark("start", workers);
   use_device(options_.device);
   workers_ = std::vector<Worker>(std::max(workers, 1u));
   const std::size_t count = workers_.size();
@@ -185,6 +186,7 @@ std::span<std::byte> DeviceSink::staging(unsigned worker_index, std::size_t nbyt
 }
 
 void DeviceSink::place(unsigned worker_index, std::span<const std::byte> chunk, const ChunkBox& box) {
+  if (trace_.enabled() && !first_placed_.exchange(true)) trace_.mark("first chunk placed", chunk.size());
   use_device(options_.device);
   Worker& worker = workers_[worker_index];
   if (worker.reserved) return place_in_batch(worker, chunk, box);
@@ -354,6 +356,7 @@ void DeviceSink::launch_on_worker(unsigned worker_index, std::span<const std::by
 }
 
 void DeviceSink::finish() {
+  trace_.mark("every chunk read");
   use_device(options_.device);
   // The workers' last batches (the workers are done: this thread flushes them all).
   std::exception_ptr flush_error;
@@ -376,8 +379,11 @@ void DeviceSink::finish() {
   if (first != cudaSuccess) throw cuda_error(first, "device read: cudaStreamSynchronize");
   if (flush_error) std::rethrow_exception(flush_error);
   synchronized_ = true;
+  trace_.mark("copies done");
   // Everything is in place: give the buffers back now, for the next read to take.
   release(false);
+  trace_.mark("finished");
+  trace_.print();
 }
 
 void DeviceSink::release(bool broken) {

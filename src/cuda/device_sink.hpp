@@ -31,6 +31,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -41,6 +42,7 @@
 #include "cuda/cuda_call_counter.hpp"
 #include "cuda/device_pool.hpp"
 #include "engine/chunk_sink.hpp"
+#include "util/phase_trace.hpp"
 
 namespace zarrdirect::cuda {
 
@@ -141,6 +143,10 @@ class DeviceSink final : public ChunkSink {
   cudaEvent_t ready_ = nullptr;  // recorded on the caller's (or legacy) stream before the read
   bool synchronized_ = false;
   CudaCallCounter calls_;
+  // ZARRDIRECT_TRACE=1: the read's start, first chunk placed, end of reading, copies done, end;
+  // printed at finish() (the CPU-decode path's timeline, beside GpuDecodeSink's).
+  PhaseTrace trace_{"staged"};
+  std::atomic<bool> first_placed_{false};
 };
 
 }  // namespace zarrdirect::cuda
