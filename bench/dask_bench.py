@@ -224,17 +224,20 @@ def gpu_mode(args) -> list[dict]:
         report(rows, timed(synchronized(direct), args.repeat), mode="direct read(device='cuda')", codec=codec,
                bytes=nbytes)
 
+        def persisting(collection):
+            """A run that persists `collection` on the threaded scheduler and waits for the GPU.
+            The scheduler keeps nothing between computes: every persist reads again. CuPy's pool
+            keeps the blocks' memory between runs, as the direct read's pool does (a pipeline that
+            persists again reuses it; freeing it timed cudaMalloc instead)."""
+            def run():
+                with dask.config.set(scheduler="threads", num_workers=args.dask_threads or None):
+                    held = collection.persist()
+                cupy.cuda.runtime.deviceSynchronize()
+                del held
+            return run
+
         x = zd.from_zarr(path, chunks=args.blocks, device="cuda")
-
-        def persist():
-            # The threaded scheduler keeps nothing between computes: every persist reads again.
-            # CuPy's pool keeps the blocks' memory between runs, as the direct read's pool does
-            # (a pipeline that persists again reuses it; freeing it timed cudaMalloc instead).
-            with dask.config.set(scheduler="threads", num_workers=args.dask_threads or None):
-                held = x.persist()
-            cupy.cuda.runtime.deviceSynchronize()
-            del held
-
+        persist = persisting(x)
         persist()
         report(rows, timed(persist, args.repeat), mode="zarrdirect.dask from_zarr(device='cuda').persist()",
                codec=codec, bytes=nbytes, blocks=x.npartitions)
@@ -260,12 +263,7 @@ def gpu_mode(args) -> list[dict]:
                       da.from_array(_TensorstoreBlocks(path), chunks=args.blocks or array.chunks).map_blocks(cupy.asarray)))
 
         for peer_id, peer_name, peer in peers:
-            def peer_persist():
-                with dask.config.set(scheduler="threads", num_workers=args.dask_threads or None):
-                    held = peer.persist()
-                cupy.cuda.runtime.deviceSynchronize()
-                del held
-
+            peer_persist = persisting(peer)
             peer_persist()
             report(rows, timed(peer_persist, args.repeat), mode=peer_name, peer=peer_id, codec=codec, bytes=nbytes)
             pool.free_all_blocks()

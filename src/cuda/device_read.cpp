@@ -25,6 +25,7 @@
 #include "engine/device_read.hpp"
 #include "engine/gpu_decode_route.hpp"
 #include "engine/reader.hpp"
+#include "util/checked_math.hpp"
 #include "util/geometry.hpp"
 
 namespace zarrdirect {
@@ -165,14 +166,13 @@ ReadStats read_to_device(const Array::Impl& array, const Region& region, const D
     // sharded array's 256^3 region, H100, session 20: one batch 3.51 ms, four of 8 MiB 3.03 ms,
     // 4 MiB 4.18; a 256 MiB region 18.0 -> 14.9 ms). Counted over the chunks, not the region: a
     // 256^3 region half a chunk off the grid cuts 27 chunks of 4 MiB, 108 MiB to decode, which
-    // batches of a quarter of its 32 MiB would send through the ring of four in ten turns. Whole reads keep the budget's
-    // batches. Reads among many at once (Dask's blocks) overlap each other instead: their
-    // batches stay as large as the read (measured so: 16 reads of 128 MiB at 80% of one direct
-    // read, session 19), 2 GiB of pinned batches, not 4.
+    // batches of a quarter of its 32 MiB would send through the ring of four in ten turns.
+    // Whole reads keep the budget's batches. Reads among many at once (Dask's blocks) overlap
+    // each other instead: their batches stay as large as the read (measured so: 16 reads of
+    // 128 MiB at 80% of one direct read, session 19), 2 GiB of pinned batches, not 4.
     const auto& grid_shape = array.sharding ? array.sharding->inner_chunk_shape() : metadata.chunk_shape;
-    const std::uint64_t chunks = cells_touched(region, grid_shape);
     const std::uint64_t decoded_bytes =
-        chunks > UINT64_MAX / std::max<std::uint64_t>(options.slot_bytes, 1) ? UINT64_MAX : chunks * options.slot_bytes;
+        checked_mul(cells_touched(region, grid_shape), options.slot_bytes).value_or(UINT64_MAX);
     const std::uint64_t batch_cap =
         running.now >= kAutoGpuConcurrentReads ? decoded_bytes : std::max<std::uint64_t>(decoded_bytes / 4, 1);
     cuda::DeviceSinkOptions decode_options = options;

@@ -186,7 +186,7 @@ std::span<std::byte> DeviceSink::staging(unsigned worker_index, std::size_t nbyt
 }
 
 void DeviceSink::place(unsigned worker_index, std::span<const std::byte> chunk, const ChunkBox& box) {
-  if (trace_.enabled() && !first_placed_.exchange(true)) trace_.mark("first chunk placed", chunk.size());
+  trace_.mark_first("first chunk placed", chunk.size());
   use_device(options_.device);
   Worker& worker = workers_[worker_index];
   if (worker.reserved) return place_in_batch(worker, chunk, box);

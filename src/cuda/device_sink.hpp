@@ -31,7 +31,6 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -146,7 +145,6 @@ class DeviceSink final : public ChunkSink {
   // ZARRDIRECT_TRACE=1: the read's start, first chunk placed, end of reading, copies done, end;
   // printed at finish() (the CPU-decode path's timeline, beside GpuDecodeSink's).
   PhaseTrace trace_{"staged"};
-  std::atomic<bool> first_placed_{false};
 };
 
 }  // namespace zarrdirect::cuda

@@ -155,7 +155,7 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
   }
   // Planned and listed on the worker, before the lock: a chunk refused here costs nothing on the
   // GPU, and the per-chunk host work runs on every worker at once.
-  if (trace_.enabled() && !first_chunk_marked_.exchange(true)) trace_.mark("first chunk read", stored.size());
+  trace_.mark_first("first chunk read", stored.size());
   const GpuChunkPlan chunk_plan = plan_gpu_chunk(route_.codec, stored, chunk_bytes_);
   if (!chunk_plan.accepted) return false;
   BloscGpuJobs& listed = listed_[worker_index];

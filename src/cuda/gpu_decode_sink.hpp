@@ -199,7 +199,6 @@ class GpuDecodeSink final : public ChunkSink {
   // ZARRDIRECT_TRACE=1: the read's first chunk, each batch's launch and wait, printed at finish().
   PhaseTrace trace_{"gpu-decode"};
   cudaEvent_t trace_origin_ = nullptr;  // recorded at start(): the GPU side's time zero
-  std::atomic<bool> first_chunk_marked_{false};
 };
 
 }  // namespace zarrdirect::cuda

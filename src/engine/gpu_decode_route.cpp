@@ -38,10 +38,11 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): 32 lanes per Huffman stream, a
     // thread per block's sequences, then a warp or a block of threads per frame
     // (zstd_decode_kernels.cu). With the Huffman loop's early returns gone (session 17) and
-    // batches of the whole staging budget (session 19), 4 GiB reads of 4 MiB frames gave 44.1-44.7 GB/s through the GPU alone and 44.4-44.8
-    // shared, against 13.7-13.8 on 16 cores; 256^3 shards of 64^3 (512 KiB frames) 43.8 against
-    // 14.4 (H100, session 19). Listing a chunk costs the host a small part of decoding it, so
-    // sharing adds the cores' rate to the GPU's where the ring is full.
+    // batches of the whole staging budget (session 19), 4 GiB reads of 4 MiB frames gave
+    // 44.1-44.7 GB/s through the GPU alone and 44.4-44.8 shared, against 13.7-13.8 on 16 cores;
+    // 256^3 shards of 64^3 (512 KiB frames) 43.8 against 14.4 (H100, session 19). Listing a
+    // chunk costs the host a small part of decoding it, so sharing adds the cores' rate to the
+    // GPU's where the ring is full.
     {GpuCodec::zstd, "zstd", true, DecodeSide::share},
 };
 

@@ -69,8 +69,9 @@ GpuChunkPlan plan_gpu_chunk(GpuCodec codec, std::span<const std::byte> stored, s
 // chunks of `codec` under `side`: DecodeSide::cpu, gpu or share, never automatic. `gpu` and
 // `share` take every codec with a wired decoder; `auto` gives each codec the side it measured
 // fastest on; blosc-lz4 reads under kAutoBloscGpuMinBytes stay on the CPU unless at least
-// kAutoGpuConcurrentReads device reads run. For a codec `auto` shares: while at least kAutoGpuConcurrentReads device reads
-// run in the process (`concurrent_reads`, this one included), reads of less than
+// kAutoGpuConcurrentReads device reads run. For a codec `auto` shares: while at least
+// kAutoGpuConcurrentReads device reads run in the process (`concurrent_reads`, this one
+// included), reads of less than
 // kAutoConcurrentShareMinBytes go to the GPU alone; otherwise reads of at least
 // kAutoShareMinBytes are shared and smaller ones go to the GPU alone.
 DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/checked_math.hpp"
+
 namespace zarrdirect {
 
 Extents to_extents(std::span<const std::uint64_t> values) {
@@ -100,7 +102,7 @@ std::uint64_t cells_touched(const Region& region, std::span<const std::uint64_t>
     if (region[d].size() == 0) return 0;
     const std::uint64_t extent = d < cell_shape.size() && cell_shape[d] > 0 ? cell_shape[d] : ~std::uint64_t{0};
     const std::uint64_t cells = (region[d].stop - 1) / extent - region[d].start / extent + 1;
-    total = total > ~std::uint64_t{0} / cells ? ~std::uint64_t{0} : total * cells;
+    total = checked_mul(total, cells).value_or(~std::uint64_t{0});
   }
   return total;
 }

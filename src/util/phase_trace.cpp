@@ -24,6 +24,15 @@ void PhaseTrace::mark(std::string_view what, std::uint64_t value) {
   moments_.push_back({ms, std::string(what), value});
 }
 
+void PhaseTrace::mark_first(std::string_view what, std::uint64_t value) {
+  if (!enabled_) return;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  std::lock_guard lock(mutex_);
+  for (const Moment& moment : moments_)
+    if (moment.what == what) return;
+  moments_.push_back({ms, std::string(what), value});
+}
+
 std::string PhaseTrace::report() const {
   std::lock_guard lock(mutex_);
   std::vector<Moment> sorted = moments_;

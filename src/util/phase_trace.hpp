@@ -26,6 +26,9 @@ class PhaseTrace {
   // Records `what` (and a number that goes with it, such as a byte count) at the current time.
   // Safe from any thread.
   void mark(std::string_view what, std::uint64_t value = 0);
+  // mark(), for the first call with this `what` only (a read's first chunk, whichever worker has
+  // it). Safe from any thread.
+  void mark_first(std::string_view what, std::uint64_t value = 0);
 
   // One line per mark, in time order: "<name> +<ms since start> <what> <value>".
   std::string report() const;

@@ -41,6 +41,17 @@ TEST(PhaseTrace, MarksFromManyThreadsAreAllKept) {
   EXPECT_EQ(lines, 800u);
 }
 
+TEST(PhaseTrace, MarkFirstKeepsOnlyTheFirstOfItsName) {
+  PhaseTrace trace("read", true);
+  trace.mark_first("first chunk", 1);
+  trace.mark_first("first chunk", 2);
+  trace.mark("launch", 3);
+  const std::string report = trace.report();
+  EXPECT_NE(report.find(" first chunk 1\n"), std::string::npos) << report;
+  EXPECT_EQ(report.find(" first chunk 2\n"), std::string::npos) << report;
+  EXPECT_NE(report.find(" launch 3\n"), std::string::npos) << report;
+}
+
 TEST(PhaseTrace, TheEnvironmentTurnsItOn) {
   ::setenv("ZARRDIRECT_TRACE", "1", 1);
   EXPECT_TRUE(PhaseTrace::enabled_by_environment());
