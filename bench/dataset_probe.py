@@ -2,10 +2,14 @@
 bench/patch_bench.py's dataset run, taken apart. For each variant, batches per second over
 --batches batches (after a warm-up epoch), against the model step alone:
 
-  step on the batch        the bench's loop: the model reads each batch
+  step on the batch        the bench's loop: the model reads each batch (batches from PyTorch's
+                           caching allocator, the dataset's default)
+  library batches          the same with allocator="zarrdirect" (a cudaMalloc per batch, a
+                           cudaFree when the loop drops it: the default before session 22)
+  library batches kept     the same, every batch kept alive to the end (no cudaFree in the loop)
   step on a dummy          the same GPU work, the batch unused (does the batch's dtype cost?)
-  batches kept             the bench's loop, every batch kept alive to the end (no result freed
-                           in the loop: does freeing a result stall the loop?)
+  stream sync              the step waits for its own stream (as loss.item() does), not for the
+                           whole device (torch.cuda.synchronize also waits for the reads' copies)
   no step                  the dataset alone
   prefetch 4               the bench's loop with 4 batches read ahead
 
@@ -33,19 +37,22 @@ def main() -> None:
     side = args.patch * args.patch
     weight = torch.randn(side, side, device="cuda")
 
-    def step(batch):
+    def step(batch, whole_device=True):
         x = batch.to("cuda").float().reshape(-1, side)
         for _ in range(args.matmuls):
             x = torch.tanh(x @ weight)
         loss = x.mean()
-        torch.cuda.synchronize()
+        if whole_device:
+            torch.cuda.synchronize()
+        else:
+            torch.cuda.current_stream().synchronize()
         return loss
 
     dummy = torch.zeros((args.batch,) + (args.patch,) * 3, dtype=torch.int32, device="cuda")
 
-    def dataset(prefetch=2):
+    def dataset(prefetch=2, allocator="torch"):
         return PatchDataset(args.array, (args.patch,) * 3, args.batch, num_batches=args.batches, seed=0,
-                            device="cuda", prefetch=prefetch)
+                            device="cuda", prefetch=prefetch, allocator=allocator)
 
     def timed_loop(data, body, keep=False):
         for batch in data:  # warm-up epoch
@@ -74,8 +81,10 @@ def main() -> None:
     print(f"model step alone: dummy int32 {alone * 1e3:.2f} ms, a real batch ({real.dtype}) {alone_real * 1e3:.2f} ms")
     variants = [
         ("step on the batch", dataset(), step, False),
+        ("library batches", dataset(allocator="zarrdirect"), step, False),
+        ("library batches kept", dataset(allocator="zarrdirect"), step, True),
         ("step on a dummy", dataset(), lambda b: step(dummy), False),
-        ("batches kept", dataset(), step, True),
+        ("stream sync", dataset(), lambda b: step(b, whole_device=False), False),
         ("no step", dataset(), lambda b: None, False),
         ("prefetch 4", dataset(4), step, False),
     ]

@@ -219,6 +219,9 @@ class ReadHandle {
   // Waits for the read and returns its arrays (one per region, or one stacked batch); rethrows
   // its Error (ErrorKind::cancelled after cancel()). May be called more than once.
   std::vector<NDArray> get() const;
+  // Waits for the read and returns what it did (chunks, bytes, paths); rethrows as get() does.
+  // The one way to see the statistics of read_many_into_async, whose get() has no arrays.
+  ReadStats stats() const;
   // Asks the read to stop: a queued read never starts, a running one stops between chunks.
   // A read that had already finished keeps its result. Returns false when it had.
   bool cancel() const;
@@ -320,6 +323,14 @@ class Array {
   // read_many (stack false) or read_batch (stack true) in the background.
   ReadHandle read_many_async(std::vector<Region> regions, Device device = Device::cpu, bool stack = false,
                              const Settings& settings = Settings::from_environment()) const;
+  // read_many_into in the background, into memory the caller owns: the destinations must stay
+  // valid until the handle is done (after get() or stats() returns, or wait_for() says so; a
+  // cancelled read is done only once it has stopped). get() returns no arrays. A caller who
+  // allocates its batches itself (a framework's caching allocator) avoids a device allocation
+  // and free per batch; cudaFree waits for the whole device. Regions are checked at once, as
+  // read_many_async's are; the destinations when the read runs.
+  ReadHandle read_many_into_async(std::vector<Region> regions, std::vector<Destination> destinations,
+                                  const Settings& settings = Settings::from_environment()) const;
 
   // --- The decoded-chunk cache (chunk_cache.cpp) of this handle, shared by its copies and by
   // every read through it (read, read_into, read_many*, async). Bounded by bytes, least recently

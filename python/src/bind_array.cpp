@@ -49,18 +49,7 @@ py::dict read_into(const Array& array, const Pairs& pairs, std::uintptr_t data, 
   checked_device(device, cuda_device);
   if (device == Device::cpu) stream.reset();
   auto* pointer = reinterpret_cast<void*>(data);
-  int run_device = -1;
-  if (device == Device::cuda) {
-    run_device = device_of_pointer(pointer);
-#if defined(ZARRDIRECT_WITH_CUDA)
-    if (run_device < 0 && pointer != nullptr && cuda_available())
-      throw Error(ErrorKind::invalid_argument, "out= is not CUDA device memory (cudaPointerGetAttributes says so)");
-#endif
-    if (run_device < 0) run_device = cuda_device >= 0 ? cuda_device : current_device();
-    if (cuda_device >= 0 && run_device != cuda_device)
-      throw Error(ErrorKind::invalid_argument,
-                  fmt::format("out= is memory of cuda:{}, but device cuda:{} was asked for", run_device, cuda_device));
-  }
+  const int run_device = device == Device::cuda ? device_for_out(pointer, cuda_device) : -1;
   Region region = region_from_python(pairs);
   Settings settings = make_settings(threads);
   ReadStats stats;

@@ -1,4 +1,4 @@
-// _native: many regions at once (read_many), background reads (ReadFuture) and the handle's
+// _native: many regions at once (read_many, read_many_into), background reads (ReadFuture) and the handle's
 // decoded-chunk cache. The Python layer (zarrdirect/_many.py) turns indices into (start, stop)
 // pairs and result shapes first.
 #include <chrono>
@@ -95,10 +95,64 @@ py::tuple read_many(const Array& array, const std::vector<Pairs>& pairs, std::ve
   return convert(std::move(arrays));
 }
 
+// One destination per region from the Python side's out= targets (pointer and byte strides),
+// all of one device kind; a CUDA read runs on the device holding the first (each is checked to
+// be on it by the read). Returns the device to run on (-1: host).
+int destinations_of(const std::vector<std::uintptr_t>& pointers, const std::vector<Shape>& byte_strides,
+                    Device device, int cuda_device, std::optional<std::uintptr_t> stream,
+                    std::vector<Destination>& destinations) {
+  if (pointers.size() != byte_strides.size())
+    throw Error(ErrorKind::invalid_argument, fmt::format("read_many: {} out= pointers but {} stride lists",
+                                                         pointers.size(), byte_strides.size()));
+  checked_device(device, cuda_device);
+  if (device == Device::cpu) stream.reset();
+  int run_device = -1;
+  if (device == Device::cuda && !pointers.empty())
+    run_device = device_for_out(reinterpret_cast<void*>(pointers.front()), cuda_device);
+  for (std::size_t i = 0; i < pointers.size(); ++i)
+    destinations.push_back({reinterpret_cast<void*>(pointers[i]), byte_strides[i], device, stream_pointer(stream),
+                            device == Device::cuda ? run_device : DeviceSpec::kCurrent});
+  return run_device;
+}
+
+py::dict read_many_into(const Array& array, const std::vector<Pairs>& pairs, const std::vector<std::uintptr_t>& pointers,
+                        const std::vector<Shape>& byte_strides, const std::string& device_name, int cuda_device,
+                        std::optional<std::uintptr_t> stream, unsigned threads) {
+  std::vector<Destination> destinations;
+  const int run_device =
+      destinations_of(pointers, byte_strides, device_of(device_name), cuda_device, stream, destinations);
+  std::vector<Region> regions = regions_of(pairs);
+  Settings settings = settings_for(threads);
+  ReadStats stats;
+  run_interruptible(
+      [&](const ProgressCallback& callback) {
+        Settings with_progress = settings;
+        with_progress.progress = callback;
+        stats = array.read_many_into(regions, destinations, with_progress);
+      },
+      py::none(), run_device);
+  return stats_to_dict(stats);
+}
+
 // A background read as Python sees it: result(timeout), done(), cancel().
 class ReadFuture {
  public:
   ReadFuture(ReadHandle handle, Conversion convert) : handle_(std::move(handle)), convert_(std::move(convert)) {}
+  // A read into the caller's `out`, kept alive here: result() returns it. Dropping the future
+  // before the read has finished cancels the read and waits for it to stop, so that the memory
+  // is never freed (by Python) while the read may still write into it.
+  ReadFuture(ReadHandle handle, py::object out) : handle_(std::move(handle)), out_(std::move(out)) {}
+  ReadFuture(ReadFuture&&) = default;
+  ReadFuture(const ReadFuture&) = delete;
+  ReadFuture& operator=(const ReadFuture&) = delete;
+  ReadFuture& operator=(ReadFuture&&) = delete;
+  ~ReadFuture() {
+    if (!out_ || handle_.done()) return;
+    handle_.cancel();
+    py::gil_scoped_release unlocked;  // the read never takes the GIL: no deadlock
+    while (!handle_.wait_for(std::chrono::seconds(1))) {
+    }
+  }
 
   bool done() const { return handle_.done(); }
   bool cancel() const { return handle_.cancel(); }
@@ -127,16 +181,20 @@ class ReadFuture {
       }
     }
     std::vector<NDArray> arrays;
+    ReadStats stats;
     {
       py::gil_scoped_release unlocked;
       arrays = handle_.get();  // finished: returns or rethrows at once
+      if (out_) stats = handle_.stats();
     }
+    if (out_) return py::make_tuple(out_, stats_to_dict(stats));
     return convert_(std::move(arrays));
   }
 
  private:
   ReadHandle handle_;
   Conversion convert_;
+  py::object out_;  // a read into the caller's memory: what result() returns
 };
 
 // `single`: one region read by the ordinary reader (read_async), not the batch planner.
@@ -159,6 +217,29 @@ ReadFuture read_many_async(const Array& array, const std::vector<Pairs>& pairs, 
   }
   set_current_device(previous);
   return ReadFuture(std::move(handle), std::move(convert));
+}
+
+ReadFuture read_many_into_async(const Array& array, const std::vector<Pairs>& pairs,
+                                const std::vector<std::uintptr_t>& pointers, const std::vector<Shape>& byte_strides,
+                                const std::string& device_name, int cuda_device, std::optional<std::uintptr_t> stream,
+                                unsigned threads, py::object out) {
+  std::vector<Destination> destinations;
+  const int run_device =
+      destinations_of(pointers, byte_strides, device_of(device_name), cuda_device, stream, destinations);
+  std::vector<Region> regions = regions_of(pairs);
+  Settings settings = settings_for(threads);
+  const int previous = current_device();
+  if (run_device >= 0) set_current_device(run_device);
+  ReadHandle handle;
+  try {
+    py::gil_scoped_release unlocked;
+    handle = array.read_many_into_async(std::move(regions), std::move(destinations), settings);
+  } catch (...) {
+    set_current_device(previous);
+    throw;
+  }
+  set_current_device(previous);
+  return ReadFuture(std::move(handle), std::move(out));
 }
 
 py::dict stats_dict(const CacheStats& stats) {
@@ -188,6 +269,11 @@ void bind_many(py::module_& module) {
              py::arg("cuda_device"), py::arg("stack"), py::arg("threads"));
   module.def("read_many_async", &read_many_async, py::arg("array"), py::arg("regions"), py::arg("shapes"),
              py::arg("device"), py::arg("cuda_device"), py::arg("stack"), py::arg("threads"), py::arg("single"));
+  module.def("read_many_into", &read_many_into, py::arg("array"), py::arg("regions"), py::arg("pointers"),
+             py::arg("byte_strides"), py::arg("device"), py::arg("cuda_device"), py::arg("stream"), py::arg("threads"));
+  module.def("read_many_into_async", &read_many_into_async, py::arg("array"), py::arg("regions"), py::arg("pointers"),
+             py::arg("byte_strides"), py::arg("device"), py::arg("cuda_device"), py::arg("stream"), py::arg("threads"),
+             py::arg("out"));
   module.def("set_cache_bytes", [](const Array& self, std::size_t bytes) { self.set_cache_bytes(bytes); },
              py::arg("array"), py::arg("bytes"));
   module.def("cache_stats", &cache_stats, py::arg("array"));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "zarrdirect/array.hpp"
 #include "zarrdirect/error.hpp"
 
 #if defined(ZARRDIRECT_WITH_CUDA)
@@ -55,5 +56,18 @@ void set_current_device(int) {}
 void synchronize_stream(std::uintptr_t) {}
 
 #endif
+
+int device_for_out(const void* pointer, int cuda_device) {
+  int run_device = device_of_pointer(pointer);
+#if defined(ZARRDIRECT_WITH_CUDA)
+  if (run_device < 0 && pointer != nullptr && cuda_available())
+    throw Error(ErrorKind::invalid_argument, "out= is not CUDA device memory (cudaPointerGetAttributes says so)");
+#endif
+  if (run_device < 0) run_device = cuda_device >= 0 ? cuda_device : current_device();
+  if (cuda_device >= 0 && run_device != cuda_device)
+    throw Error(ErrorKind::invalid_argument,
+                fmt::format("out= is memory of cuda:{}, but device cuda:{} was asked for", run_device, cuda_device));
+  return run_device;
+}
 
 }  // namespace zarrdirect::python

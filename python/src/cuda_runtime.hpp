@@ -18,6 +18,11 @@ int current_device();
 // Makes `device` current on the calling thread (a no-op for -1).
 void set_current_device(int device);
 
+// The device a read into CUDA memory at `pointer` (an out= array) runs on: the device holding
+// it, else `cuda_device` when >= 0, else the current one. Error(invalid_argument) when CUDA works
+// but `pointer` is not device memory, or is memory of another device than `cuda_device`.
+int device_for_out(const void* pointer, int cuda_device);
+
 // Blocks until the work queued on `stream` (a cudaStream_t as an integer) has finished.
 void synchronize_stream(std::uintptr_t stream);
 

@@ -84,6 +84,110 @@ def test_stack(volume):
         array.read_many([(99,)])
 
 
+def test_read_many_into_out(volume):
+    path, data = volume
+    array = zarrdirect.open(path)
+    regions = ["0:4,5:9,1:7", (slice(30, 34), slice(27, 31), slice(24, 30))]
+    batch = np.full((2, 4, 4, 6), 7, dtype=np.uint16)
+    result, stats = array.read_many(regions, stack=True, out=batch, return_stats=True)
+    assert result is batch
+    np.testing.assert_array_equal(batch[0], data[0:4, 5:9, 1:7])
+    np.testing.assert_array_equal(batch[1], data[30:34, 27:31, 24:30])
+    assert stats["bytes_out"] == batch.nbytes
+    # A list of outs, one a strided view (a column block of a wider array): strides are honoured.
+    wide = np.zeros((4, 4, 10), dtype=np.uint16)
+    first = np.zeros((4, 4, 6), dtype=np.uint16)
+    outs = [first, wide[:, :, 2:8]]
+    assert array.read_many(regions, out=outs) is outs
+    np.testing.assert_array_equal(first, data[0:4, 5:9, 1:7])
+    np.testing.assert_array_equal(wide[:, :, 2:8], data[30:34, 27:31, 24:30])
+    assert not wide[:, :, :2].any() and not wide[:, :, 8:].any()
+    # In the background: the future returns out, and its stats.
+    again = np.zeros_like(batch)
+    future = array.read_many_async(regions, stack=True, out=again)
+    assert future.result(timeout=30) is again and future.stats["bytes_out"] == again.nbytes
+    np.testing.assert_array_equal(again, batch)
+    # Refused before anything is read, naming what is wrong.
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="leading axis of 2"):
+        array.read_many(regions, stack=True, out=np.zeros((3, 4, 4, 6), np.uint16))
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="region 1: .*dtype"):
+        array.read_many(regions, out=[first, np.zeros((4, 4, 6), np.int32)])
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="region 0: .*read-only"):
+        frozen = np.zeros((4, 4, 6), np.uint16)
+        frozen.flags.writeable = False
+        array.read_many(regions, out=[frozen, first])
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="2 regions"):
+        array.read_many(regions, out=[first])
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="stream"):
+        array.read_many(regions, stream=0)
+
+
+class _TensorLike:
+    """What zarrdirect reads of a PyTorch tensor (data_ptr, stride in elements, element_size,
+    dtype, is_cuda, requires_grad), over a NumPy array: the out= path for tensors, without torch."""
+
+    __module__ = "torch.testing_stand_in"
+
+    def __init__(self, array, dtype_name=None, requires_grad=False):
+        self.array = array
+        self.shape = array.shape
+        self.dtype = f"torch.{dtype_name or array.dtype.name}"
+        self.is_cuda = False
+        self.device = "cpu"
+        self.requires_grad = requires_grad
+
+    def data_ptr(self):
+        return self.array.__array_interface__["data"][0]
+
+    def element_size(self):
+        return self.array.itemsize
+
+    def stride(self):
+        return tuple(s // self.array.itemsize for s in self.array.strides)
+
+    def __getitem__(self, index):
+        return _TensorLike(self.array[index])
+
+
+def test_read_many_into_a_tensor(volume):
+    path, data = volume
+    array = zarrdirect.open(path)
+    regions = ["0:4,5:9,1:7", (slice(30, 34), slice(27, 31), slice(24, 30))]
+    backing = np.zeros((2, 4, 4, 6), dtype=np.uint16)
+    tensor = _TensorLike(backing)
+    assert array.read_many(regions, stack=True, out=tensor) is tensor
+    np.testing.assert_array_equal(backing[1], data[30:34, 27:31, 24:30])
+    wide = np.zeros((4, 4, 9), dtype=np.uint16)
+    array.read(regions[0], out=_TensorLike(wide[:, :, 3:]))  # strides in elements, honoured
+    np.testing.assert_array_equal(wide[:, :, 3:], data[0:4, 5:9, 1:7])
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="bfloat16"):
+        array.read(regions[0], out=_TensorLike(np.zeros((4, 4, 6), np.uint16), "bfloat16"))
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="requires grad"):
+        array.read(regions[0], out=_TensorLike(np.zeros((4, 4, 6), np.uint16), requires_grad=True))
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="device='cuda'"):
+        array.read(regions[0], out=_TensorLike(np.zeros((4, 4, 6), np.uint16)), device="cuda")
+
+
+def test_an_unfinished_read_into_out_is_waited_for_when_dropped(volume):
+    """Dropping the future of a read into out= cancels the read and waits for it: out's memory is
+    never written after the future is gone (the test would see writes into a reused buffer)."""
+    path, data = volume
+    array = zarrdirect.open(path)
+    out = np.zeros((8,) + data.shape, dtype=np.uint16)
+    blockers = [array.read_many_async([(slice(None),)] * 4, stack=True, threads=1) for _ in range(8)]
+    future = array.read_many_async([(slice(None),)] * 8, stack=True, threads=1, out=out)
+    del future  # cancelled (or finished) and stopped by now
+    snapshot = out.copy()
+    for blocker in blockers:
+        blocker.cancel()
+    for blocker in blockers:
+        try:
+            blocker.result()
+        except zarrdirect.CancelledError:
+            pass
+    np.testing.assert_array_equal(out, snapshot)
+
+
 def test_steps_are_refused_not_read_as_their_box(volume):
     # read_many, read_many_async and read_async read boxes; a stepped region came back as its
     # bounding box (np.s_[::-1] forwards, np.s_[::2] as the first half), silently.
@@ -249,6 +353,18 @@ def test_read_many_to_device(volume):
     np.testing.assert_array_equal(batch.get()[1], data[9:13, 2:6, 0:4])
     future = array.read_many_async(["0:4,0:4,0:4"], device="cuda", stack=True)
     np.testing.assert_array_equal(future.result().get()[0], data[0:4, 0:4, 0:4])
+    # Into a CuPy or PyTorch batch the caller allocated.
+    torch = pytest.importorskip("torch")
+    out = torch.zeros((2, 4, 4, 4), dtype=torch.int32, device="cuda")
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="dtype"):
+        array.read_many(["0:4,0:4,0:4", "9:13,2:6,0:4"], stack=True, out=out)
+    out = torch.empty((2, 4, 4, 4), dtype=torch.uint16, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    future = array.read_many_async(["0:4,0:4,0:4", "9:13,2:6,0:4"], stack=True, out=out, stream=side)
+    assert future.result() is out
+    torch.cuda.current_stream().wait_stream(side)
+    np.testing.assert_array_equal(out.cpu().numpy()[1], data[9:13, 2:6, 0:4])
 
 
 def _shard_sums(args):
@@ -324,3 +440,30 @@ def test_device_cache_on_the_gpu(volume):
     assert array.device_cache_stats()["invalidations"] >= 2
     array.device_cache_bytes = 0
     assert array.device_cache_stats()["bytes"] == 0
+
+
+@pytest.mark.skipif(not zarrdirect.cuda_available(), reason="no CUDA device")
+@pytest.mark.parametrize("allocator", ["torch", "zarrdirect"])
+def test_torch_dataset_on_the_gpu(volume, allocator):
+    """Both ways of allocating CUDA batches give the same patches; with "torch", the batches come
+    from PyTorch's caching allocator (their memory is recycled: fewer distinct pointers than
+    batches kept at most two at a time) and are read on the sampler's side stream."""
+    torch = pytest.importorskip("torch")
+    from zarrdirect.torch import PatchDataset
+
+    path, data = volume
+    dataset = PatchDataset(path, (4, 5, 6), 3, num_batches=12, seed=4, device="cuda", allocator=allocator,
+                           with_corners=True, prefetch=2)
+    pointers = set()
+    for batch, corners in dataset:
+        assert isinstance(batch, torch.Tensor) and batch.is_cuda and batch.shape == (3, 4, 5, 6)
+        assert batch.dtype == torch.uint16
+        pointers.add(batch.data_ptr())
+        host = batch.cpu().numpy()
+        for patch, (z, y, x) in zip(host, corners.tolist()):
+            np.testing.assert_array_equal(patch, data[z:z + 4, y:y + 5, x:x + 6])
+    if allocator == "torch":
+        assert len(pointers) < 12
+    with pytest.raises(ValueError, match="allocator"):
+        PatchDataset(path, (4, 4, 4), 2, allocator="numpy")
+    pickle.loads(pickle.dumps(dataset))  # the side stream stays behind

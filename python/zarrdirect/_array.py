@@ -320,14 +320,23 @@ class Array:
     # -- many regions, background reads, the chunk cache (_many.py) ---------------------------
 
     def read_many(self, regions: Any, device: Any = None, *, stack: bool = False, threads: int | None = None,
-                  return_stats: bool = False) -> Any:
+                  return_stats: bool = False, out: Any = None, stream: Any = None) -> Any:
         """Reads every region of `regions` (a list of index tuples or strings such as
         ``"0:64,0:64,0:64"``) in one batch: each chunk any of them needs is read and decoded
         once. Returns a list of arrays (NumPy, or DeviceArray for device="cuda"), or with
-        ``stack=True`` (all regions of one shape) one array with a leading batch axis."""
+        ``stack=True`` (all regions of one shape) one array with a leading batch axis.
+
+        out: memory to fill instead of new memory, checked as :meth:`read`'s is: with
+            ``stack=True`` one array of shape ``(len(regions), *shape)``, else a list of arrays,
+            one per region (NumPy, or CUDA arrays: CuPy, PyTorch, ...). `out` is returned. A
+            training loop that allocates its batches with its framework (PyTorch's caching
+            allocator) saves a device allocation and free per batch, and cudaFree waits for the
+            whole GPU.
+        stream: with a CUDA `out`, the stream to order the read on (as for :meth:`read`).
+        """
         from ._many import read_many
 
-        return read_many(self, regions, device, stack, threads, return_stats)
+        return read_many(self, regions, device, stack, threads, return_stats, out, stream)
 
     def read_async(self, region: Any = None, device: Any = None, *, threads: int | None = None) -> "ReadFuture":
         """Starts reading `region` in the background; returns a ReadFuture (``.result(timeout)``,
@@ -337,11 +346,13 @@ class Array:
         return read_many_async(self, [region], device, False, threads, single=True)
 
     def read_many_async(self, regions: Any, device: Any = None, *, stack: bool = False,
-                        threads: int | None = None) -> "ReadFuture":
-        """:meth:`read_many` in the background: a ReadFuture whose result() is its return value."""
+                        threads: int | None = None, out: Any = None, stream: Any = None) -> "ReadFuture":
+        """:meth:`read_many` in the background: a ReadFuture whose result() is its return value.
+        With `out`, the future keeps `out` alive; dropping it before the read has finished
+        cancels the read and waits for it to stop writing."""
         from ._many import read_many_async
 
-        return read_many_async(self, regions, device, stack, threads)
+        return read_many_async(self, regions, device, stack, threads, out=out, stream=stream)
 
     @property
     def cache_bytes(self) -> int:

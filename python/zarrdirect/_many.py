@@ -11,7 +11,8 @@ from typing import Any, Sequence
 
 from . import _native
 from ._errors import InvalidArgumentError, InvalidIndexError
-from ._options import parse_device, parse_threads
+from ._options import parse_device, parse_stream, parse_threads
+from ._out import target_of
 from ._region import Selection, parse_region_string, select
 
 __all__ = ["ReadFuture"]
@@ -27,6 +28,11 @@ def selection_of(region: Any, shape: tuple[int, ...]) -> Selection:
 
 
 def _plan(array: Any, regions: Sequence[Any], stack: bool) -> tuple[list, list]:
+    selections, shapes = _selections(array, regions, stack)
+    return [s.region for s in selections], shapes
+
+
+def _selections(array: Any, regions: Sequence[Any], stack: bool) -> tuple[list, list]:
     if isinstance(regions, (str, tuple)) or regions is None:
         raise InvalidArgumentError("regions must be a list of regions (index tuples or strings such as '0:64,0:64')")
     selections = [selection_of(region, array.shape) for region in regions]
@@ -46,11 +52,56 @@ def _plan(array: Any, regions: Sequence[Any], stack: bool) -> tuple[list, list]:
         if not shapes:
             raise InvalidArgumentError("stack=True needs at least one region")
         shapes = shapes[:1]
-    return [s.region for s in selections], shapes
+    return selections, shapes
+
+
+def _targets(array: Any, selections: list, out: Any, stack: bool, kind: str) -> list:
+    """Where each region of a read into `out` goes: with stack, out[i] for region i (out of shape
+    [len(regions), *shape]); without, the i-th array of the sequence `out`. Each is checked as
+    ``arr.read(out=)`` checks its out (writable, shape, dtype; strides honoured)."""
+    if stack:
+        shape = tuple(getattr(out, "shape", ()))
+        if not shape or int(shape[0]) != len(selections):
+            raise InvalidArgumentError(f"out= has shape {shape}: stack=True needs a leading axis of "
+                                       f"{len(selections)} (one per region)")
+        parts = [out[i] for i in range(len(selections))]
+    else:
+        if isinstance(out, (str, bytes)) or not isinstance(out, Sequence):
+            raise InvalidArgumentError("out= for stack=False is a list of arrays, one per region")
+        if len(out) != len(selections):
+            raise InvalidArgumentError(f"out= holds {len(out)} arrays for {len(selections)} regions")
+        parts = list(out)
+    targets = []
+    for index, (part, selection) in enumerate(zip(parts, selections)):
+        try:
+            targets.append(target_of(part, selection, array.dtype, kind))
+        except InvalidArgumentError as error:
+            raise InvalidArgumentError(f"region {index}: {error}") from None
+    return targets
+
+
+def _into(array: Any, regions: Sequence[Any], device: Any, stack: bool, out: Any, stream: Any) -> tuple:
+    selections, _ = _selections(array, regions, stack)
+    first = out if stack or not isinstance(out, Sequence) or not len(out) else out[0]
+    kind, ordinal = parse_device(device, first)
+    targets = _targets(array, selections, out, stack, kind)
+    handle = parse_stream(stream)
+    if handle is None and targets:
+        handle = targets[0].stream  # a CUDA array's own interface stream, as arr.read(out=) takes it
+    return ([s.region for s in selections], [t.pointer for t in targets], [t.byte_strides for t in targets],
+            kind, ordinal, handle)
 
 
 def read_many(array: Any, regions: Sequence[Any], device: Any, stack: bool, threads: Any,
-              return_stats: bool) -> Any:
+              return_stats: bool, out: Any = None, stream: Any = None) -> Any:
+    if out is not None:
+        pairs, pointers, strides, kind, ordinal, handle = _into(array, regions, device, stack, out, stream)
+        stats = _native.read_many_into(array._native, pairs, pointers, strides, kind, ordinal, handle,
+                                       parse_threads(threads))
+        return (out, stats) if return_stats else out
+    if stream is not None:
+        raise InvalidArgumentError("stream= orders a read into out=: without out= the batch is read on the "
+                                   "library's streams and ready when read_many returns")
     pairs, shapes = _plan(array, regions, stack)
     kind, ordinal = parse_device(device)
     data, stats = _native.read_many(array._native, pairs, shapes, kind, ordinal, bool(stack), parse_threads(threads))
@@ -58,7 +109,15 @@ def read_many(array: Any, regions: Sequence[Any], device: Any, stack: bool, thre
 
 
 def read_many_async(array: Any, regions: Sequence[Any], device: Any, stack: bool, threads: Any,
-                    single: bool = False) -> "ReadFuture":
+                    single: bool = False, out: Any = None, stream: Any = None) -> "ReadFuture":
+    if out is not None:
+        pairs, pointers, strides, kind, ordinal, handle = _into(array, regions, device, stack, out, stream)
+        native = _native.read_many_into_async(array._native, pairs, pointers, strides, kind, ordinal, handle,
+                                              parse_threads(threads), out)
+        return ReadFuture(native, False)
+    if stream is not None:
+        raise InvalidArgumentError("stream= orders a read into out=: without out= the batch is read on the "
+                                   "library's streams and ready when the future's result() returns")
     pairs, shapes = _plan(array, regions, stack)
     kind, ordinal = parse_device(device)
     native = _native.read_many_async(array._native, pairs, shapes, kind, ordinal, bool(stack), parse_threads(threads),

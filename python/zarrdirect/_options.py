@@ -16,6 +16,11 @@ from ._progress import TextProgress
 ProgressArg = Any  # False, None, True or a callable(done, total) -> bool | None
 
 
+def is_torch_tensor(value: Any) -> bool:
+    """A PyTorch tensor, recognised without importing torch."""
+    return type(value).__module__.split(".")[0] == "torch" and hasattr(value, "data_ptr") and hasattr(value, "is_cuda")
+
+
 def parse_device(device: Any, out: Any = None) -> tuple[str, int]:
     """("cpu" | "cuda", device ordinal or -1 for the current one) for a ``device=`` argument.
 
@@ -25,6 +30,8 @@ def parse_device(device: Any, out: Any = None) -> tuple[str, int]:
     gives its number as int()). Whether device N exists is checked by the read, before it reads.
     """
     if device is None:
+        if is_torch_tensor(out):  # its array interface may lack the element type (uint16)
+            return ("cuda", -1) if out.is_cuda else ("cpu", -1)
         return ("cuda", -1) if hasattr(out, "__cuda_array_interface__") else ("cpu", -1)
     if isinstance(device, bool):
         raise InvalidArgumentError(f"device must be 'cpu', 'cuda', 'cuda:N' or an integer N, not {device!r}")

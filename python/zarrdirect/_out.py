@@ -1,10 +1,10 @@
 """Reading into memory the caller already has: the ``out=`` argument.
 
-``out`` may be a NumPy array (host memory) or anything that publishes
-``__cuda_array_interface__`` -- CuPy arrays, PyTorch CUDA tensors, Numba device arrays -- so no
-GPU library is imported here. Whatever it is, it must be writable, have the selection's shape and
-the array's dtype in native byte order. Its strides are honoured, so a non-contiguous view (a
-column block of a bigger matrix, a slice of a batch) is filled in place.
+``out`` may be a NumPy array (host memory), a PyTorch tensor (host or CUDA, read through its own
+accessors), or anything that publishes ``__cuda_array_interface__`` -- CuPy arrays, Numba device
+arrays -- so no GPU library is imported here. Whatever it is, it must be writable, have the
+selection's shape and the array's dtype in native byte order. Its strides are honoured, so a
+non-contiguous view (a column block of a bigger matrix, a slice of a batch) is filled in place.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from ._errors import InvalidArgumentError
+from ._options import is_torch_tensor
 from ._region import Selection
 
 __all__ = ["Target", "target_of"]
@@ -57,8 +58,29 @@ def _region_strides(strides: tuple[int, ...], selection: Selection) -> list[int]
     return full
 
 
+def _torch_target(out: Any, selection: Selection, dtype: np.dtype, device: str) -> Target:
+    """A PyTorch tensor, read through its own accessors: its __cuda_array_interface__ lacks some
+    element types (the unsigned ones, in some versions), and a CPU tensor has no array interface."""
+    kind = "cuda" if out.is_cuda else "cpu"
+    if kind != device:
+        raise InvalidArgumentError(f"out= is a PyTorch tensor on {out.device}, but device={device!r} was asked for")
+    if out.requires_grad:
+        raise InvalidArgumentError("out= is a PyTorch tensor that requires grad: pass out.detach()")
+    name = str(out.dtype).removeprefix("torch.")
+    try:
+        out_dtype = np.dtype(name)
+    except TypeError:
+        raise InvalidArgumentError(f"out= has dtype {out.dtype}, the array has {dtype}") from None
+    itemsize = out.element_size()
+    strides = tuple(int(s) * itemsize for s in out.stride())
+    _check(tuple(int(e) for e in out.shape), out_dtype, strides, selection, dtype, "tensor")
+    return Target(int(out.data_ptr()), _region_strides(strides, selection), kind, None)
+
+
 def target_of(out: Any, selection: Selection, dtype: np.dtype, device: str) -> Target:
     """Where a read into `out` writes, after checking `out` can take it."""
+    if is_torch_tensor(out):
+        return _torch_target(out, selection, dtype, device)
     interface = getattr(out, "__cuda_array_interface__", None)
     if interface is not None:
         if device != "cuda":

@@ -130,6 +130,17 @@ class PatchSampler:
     def _regions(self, corners: np.ndarray) -> list[tuple]:
         return [tuple(slice(int(c), int(c) + p) for c, p in zip(corner, self.patch_shape)) for corner in corners]
 
+    # -- how one batch is read: a framework's sampler (zarrdirect.torch) reads into its own batches
+
+    def _start_read(self, array: Any, regions: list[tuple]) -> Any:
+        """Starts reading one batch in the background; a future whose result() is the batch."""
+        return array.read_many_async(regions, self.device, stack=True, threads=self.threads)
+
+    def _finished(self, batch: Any) -> Any:
+        """A batch whose read has finished, before the caller gets it (and before the next read
+        is submitted)."""
+        return batch
+
     # -- iteration ---------------------------------------------------------------------------------
 
     def batches(self, shard: int = 0, shards: int = 1) -> Iterator[Any]:
@@ -145,8 +156,7 @@ class PatchSampler:
             corners = next(corner_source, None)
             if corners is None:
                 return False
-            pending.append((corners, array.read_many_async(self._regions(corners), self.device, stack=True,
-                                                            threads=self.threads)))
+            pending.append((corners, self._start_read(array, self._regions(corners))))
             return True
 
         try:
@@ -155,7 +165,7 @@ class PatchSampler:
                     break
             while pending:
                 corners, future = pending.popleft()
-                batch = future.result()
+                batch = self._finished(future.result())
                 if self.prefetch > 0:
                     submit()  # the next read runs while the caller trains on this batch
                 yield (batch, corners) if self.with_corners else batch

@@ -19,29 +19,92 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from ._patches import PatchSampler
 
-__all__ = ["PatchDataset", "to_tensor"]
+__all__ = ["PatchDataset", "TorchPatchSampler", "to_tensor"]
 
 
 def to_tensor(batch: Any) -> "torch.Tensor":
-    """A zarrdirect batch as a tensor without a copy: NumPy through from_numpy, a DeviceArray
-    through DLPack."""
+    """A zarrdirect batch as a tensor without a copy: a tensor as it is, NumPy through
+    from_numpy, a DeviceArray through DLPack."""
+    if isinstance(batch, torch.Tensor):
+        return batch
     if hasattr(batch, "__dlpack__") and not hasattr(batch, "__array_interface__"):
         return torch.from_dlpack(batch)
     return torch.from_numpy(batch)
 
 
+class TorchPatchSampler(PatchSampler):
+    """A PatchSampler whose CUDA batches are tensors from PyTorch's caching allocator, read into
+    on a side stream of the sampler's own.
+
+    With the library allocating (``allocator="zarrdirect"``), every batch is a cudaMalloc, and the
+    batch before it a cudaFree when the training loop drops it; cudaFree waits for the whole GPU,
+    the model's kernels and the next batch's copies included. PyTorch's allocator recycles the
+    memory of dropped batches instead. Its rule is that a block freed on a stream may be handed
+    out again at once for work on that stream, so the read (on the side stream) first waits for
+    the work queued on the current stream so far, the batch is recorded as used on the side
+    stream (record_stream, so its block is not recycled while the read writes), and the current
+    stream waits for the read before the batch is handed out.
+    """
+
+    def __init__(self, *args: Any, allocator: str = "torch", **options: Any) -> None:
+        if allocator not in ("torch", "zarrdirect"):
+            raise ValueError(f'allocator must be "torch" or "zarrdirect", not {allocator!r}')
+        super().__init__(*args, **options)
+        self.allocator = allocator
+        self._stream = None  # per process: a CUDA stream does not pickle
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state["_stream"] = None
+        return state
+
+    def _torch_target(self) -> "tuple[torch.dtype, torch.device] | None":
+        if self.allocator != "torch" or not self.device.startswith("cuda"):
+            return None
+        try:
+            dtype = torch.from_numpy(np.empty(0, dtype=self.array.dtype)).dtype
+        except TypeError:  # an element type PyTorch lacks: the library's batches (DLPack says why)
+            return None
+        return dtype, torch.device(self.device)
+
+    def _start_read(self, array: Any, regions: list[tuple]) -> Any:
+        target = self._torch_target()
+        if target is None:
+            return super()._start_read(array, regions)
+        dtype, device = target
+        if self._stream is None:
+            self._stream = torch.cuda.Stream(device)
+        batch = torch.empty((len(regions),) + self.patch_shape, dtype=dtype, device=device)
+        self._stream.wait_stream(torch.cuda.current_stream(device))
+        batch.record_stream(self._stream)
+        return array.read_many_async(regions, self.device, stack=True, threads=self.threads, out=batch,
+                                     stream=self._stream)
+
+    def _finished(self, batch: Any) -> Any:
+        if isinstance(batch, torch.Tensor) and batch.is_cuda:
+            torch.cuda.current_stream(batch.device).wait_stream(self._stream)
+        return batch
+
+
 class PatchDataset(IterableDataset):
     """An IterableDataset of batches of patches (see zarrdirect.PatchSampler for the arguments),
-    each a tensor [batch_size, *patch_shape] (with ``with_corners=True``, (tensor, corners))."""
+    each a tensor [batch_size, *patch_shape] (with ``with_corners=True``, (tensor, corners)).
 
-    def __init__(self, path: Any, patch_shape: Any, batch_size: int, **options: Any) -> None:
+    allocator: for device="cuda", "torch" (the default: batches from PyTorch's caching allocator,
+        read into on a side stream; see TorchPatchSampler) or "zarrdirect" (the library allocates
+        each batch, handed over through DLPack).
+    """
+
+    def __init__(self, path: Any, patch_shape: Any, batch_size: int, *, allocator: str = "torch",
+                 **options: Any) -> None:
         super().__init__()
-        self.sampler = PatchSampler(path, patch_shape, batch_size, **options)
+        self.sampler = TorchPatchSampler(path, patch_shape, batch_size, allocator=allocator, **options)
 
     def __iter__(self) -> Iterator[Any]:
         info = get_worker_info()

@@ -1,4 +1,4 @@
-// Array::read_async, read_many_async and ReadHandle.
+// Array::read_async, read_many_async, read_many_into_async and ReadHandle.
 //
 // A few library threads (kDrivers) take queued reads in order and run them; each read spreads
 // its chunks over the shared worker pool as a read on the caller's thread would, so the drivers
@@ -14,6 +14,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "engine/batch_upload.hpp"
 #include "engine/array_state.hpp"
 
@@ -24,13 +26,15 @@ struct ReadHandle::State {
   std::condition_variable finished_changed;
   bool finished = false;
   std::vector<NDArray> result;
+  ReadStats stats;
   std::exception_ptr error;
   std::atomic<bool> cancelled{false};
 
-  void finish(std::vector<NDArray> arrays, std::exception_ptr failure) {
+  void finish(std::vector<NDArray> arrays, ReadStats what_it_did, std::exception_ptr failure) {
     {
       std::lock_guard lock(mutex);
       result = std::move(arrays);
+      stats = std::move(what_it_did);
       error = std::move(failure);
       finished = true;
     }
@@ -99,14 +103,25 @@ class AsyncDrivers {
   unsigned idle_ = 0;
 };
 
-using ReadBody = std::function<std::vector<NDArray>(const Settings&)>;
+// What a background read hands back: its arrays (none for a read into the caller's memory) and
+// what it did.
+struct Finished {
+  std::vector<NDArray> arrays;
+  ReadStats stats;
+};
+using ReadBody = std::function<Finished(const Settings&)>;
+
+Finished with_stats(std::vector<NDArray> arrays) {
+  ReadStats stats = arrays.empty() ? ReadStats{} : arrays.front().stats();
+  return {std::move(arrays), std::move(stats)};
+}
 
 ReadHandle start(ReadBody body, Device device, const Settings& settings) {
   auto state = std::make_shared<ReadHandle::State>();
   const int cuda_device = device == Device::cuda ? current_cuda_device() : -1;
   AsyncDrivers::instance().submit([state, body = std::move(body), settings, cuda_device] {
     if (state->cancelled) {
-      state->finish({}, std::make_exception_ptr(Error(ErrorKind::cancelled, "read cancelled before it started")));
+      state->finish({}, {}, std::make_exception_ptr(Error(ErrorKind::cancelled, "read cancelled before it started")));
       return;
     }
     try {
@@ -116,10 +131,10 @@ ReadHandle start(ReadBody body, Device device, const Settings& settings) {
         if (state->cancelled) return false;
         return user ? user(done, total) : true;
       };
-      auto arrays = body(with_cancel);
-      state->finish(std::move(arrays), nullptr);
+      Finished finished = body(with_cancel);
+      state->finish(std::move(finished.arrays), std::move(finished.stats), nullptr);
     } catch (...) {
-      state->finish({}, std::current_exception());
+      state->finish({}, {}, std::current_exception());
     }
   });
   return ReadHandle(state);
@@ -147,6 +162,12 @@ std::vector<NDArray> ReadHandle::get() const {
   return state_->result;
 }
 
+ReadStats ReadHandle::stats() const {
+  get();  // waits; rethrows the read's error
+  std::lock_guard lock(state_->mutex);
+  return state_->stats;
+}
+
 bool ReadHandle::cancel() const {
   if (!state_) return false;
   std::lock_guard lock(state_->mutex);
@@ -158,7 +179,7 @@ bool ReadHandle::cancel() const {
 ReadHandle Array::read_async(const Region& region, Device device, const Settings& settings) const {
   Region resolved = resolve_region(region, impl_->metadata.shape);  // a bad region fails here, at once
   Array self = *this;
-  return start([self, resolved, device](const Settings& s) { return std::vector<NDArray>{self.read(resolved, device, s)}; },
+  return start([self, resolved, device](const Settings& s) { return with_stats({self.read(resolved, device, s)}); },
                device, settings);
 }
 
@@ -167,8 +188,23 @@ ReadHandle Array::read_many_async(std::vector<Region> regions, Device device, bo
   Array self = *this;
   return start(
       [self, regions = std::move(regions), device, stack](const Settings& s) {
-        if (stack) return std::vector<NDArray>{self.read_batch(regions, device, s)};
-        return self.read_many(regions, device, s);
+        if (stack) return with_stats({self.read_batch(regions, device, s)});
+        return with_stats(self.read_many(regions, device, s));
+      },
+      device, settings);
+}
+
+ReadHandle Array::read_many_into_async(std::vector<Region> regions, std::vector<Destination> destinations,
+                                       const Settings& settings) const {
+  if (regions.size() != destinations.size())
+    throw Error(ErrorKind::invalid_argument, fmt::format("read_many_into_async: {} regions but {} destinations",
+                                                         regions.size(), destinations.size()));
+  for (auto& region : regions) region = resolve_region(region, impl_->metadata.shape);
+  const Device device = destinations.empty() ? Device::cpu : destinations.front().device;
+  Array self = *this;
+  return start(
+      [self, regions = std::move(regions), destinations = std::move(destinations)](const Settings& s) {
+        return Finished{{}, self.read_many_into(regions, destinations, s)};
       },
       device, settings);
 }

@@ -1,8 +1,9 @@
-// Array::read_async / read_many_async: results equal to the synchronous reads, errors carried
+// Array::read_async / read_many_async / read_many_into_async: results equal to the synchronous reads, errors carried
 // to get(), cancellation before and during a read, a prefetcher beside the main thread.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include <sys/wait.h>
@@ -60,6 +61,44 @@ TEST(ReadAsync, ResultsEqualSynchronousReads) {
   EXPECT_TRUE(one.wait_for(std::chrono::seconds(0)));
   EXPECT_FALSE(one.cancel());  // finished: keeps its result
   EXPECT_EQ(one.get().size(), 1u);
+}
+
+TEST(ReadAsync, IntoTheCallersMemory) {
+  test::TempDir dir;
+  Array array = make(dir, {40, 40}, {8, 8});
+  Region a{{1, 30}, {2, 9}}, b{{10, 20}, {10, 20}};
+  std::vector<std::uint16_t> first(29 * 7, 0xFFFF), second(10 * 10, 0xFFFF);
+  // The second region lands in a column block of a wider buffer: strides are honoured.
+  std::vector<std::uint16_t> wide(10 * 16, 0xFFFF);
+  ReadHandle handle = array.read_many_into_async(
+      {a, b}, {Destination{first.data(), {}, Device::cpu, nullptr},
+               Destination{wide.data() + 3, {16 * 2, 2}, Device::cpu, nullptr}});
+  EXPECT_TRUE(handle.get().empty());  // nothing allocated: the data is in the caller's buffers
+  const ReadStats stats = handle.stats();
+  EXPECT_EQ(stats.bytes_out, (29u * 7 + 10 * 10) * 2);
+  EXPECT_GT(stats.chunks_total, 0u);
+  const auto expected_a = bytes_of(array.read(a));
+  EXPECT_EQ(std::memcmp(first.data(), expected_a.data(), expected_a.size()), 0);
+  const auto expected_b = array.read(b);
+  const auto* rows = static_cast<const std::uint16_t*>(expected_b.data());
+  for (std::size_t y = 0; y < 10; ++y) {
+    for (std::size_t x = 0; x < 16; ++x) {
+      const bool inside = x >= 3 && x < 13;
+      EXPECT_EQ(wide[y * 16 + x], inside ? rows[y * 10 + x - 3] : 0xFFFF) << y << "," << x;
+    }
+  }
+  // Regions are checked at once; so is the count of destinations.
+  EXPECT_THROW(array.read_many_into_async({{{0, 41}, {0, 1}}}, {Destination{first.data(), {}, Device::cpu, nullptr}}),
+               Error);
+  EXPECT_THROW(array.read_many_into_async({a, b}, {Destination{first.data(), {}, Device::cpu, nullptr}}), Error);
+  // A destination the read refuses fails out of get() and stats(), naming the destination.
+  ReadHandle refused = array.read_many_into_async({a}, {Destination{nullptr, {}, Device::cpu, nullptr}});
+  try {
+    refused.stats();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("destination 0"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ReadAsync, ErrorsComeOutOfGet) {
