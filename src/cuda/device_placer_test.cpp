@@ -7,7 +7,8 @@
 // chunk the patches need and each chunk once; and the device cache's policy (hits, misses,
 // evictions, invalidation by a changed file and by writes through the handle) must hold.
 // With a GPU (skipped without one): Array::read_many_into into CUDA memory against the same
-// host reads, the host-gather path (Settings::device_batch = false) too, and the device cache.
+// host reads, the host-gather path (Settings::device_batch = false) too, read_many_into_async on
+// a caller's stream, and the device cache.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -186,6 +187,27 @@ TEST(DevicePlacer, ReadManyIntoTheGpuMatchesPerRegionReads) {
       }
     }
   }
+}
+
+TEST(DevicePlacer, ReadManyIntoAsyncOnTheCallersStream) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  for (const auto& c : test::batch_cases(dir.path())) {
+    const auto regions = patches(c.array.metadata().shape);
+    for (std::size_t kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE(c.name + " destination kind " + std::to_string(kind));
+      const auto expected = expected_reads(c.array, regions, kind);
+      Settings settings;
+      settings.threads = 4;
+      ReadStats stats;
+      const auto got = gpu_read_many(c.array, regions, kind, settings, &stats, true, stream);
+      for (std::size_t i = 0; i < regions.size(); ++i) EXPECT_TRUE(got[i] == expected[i]) << "region " << i;
+      EXPECT_GT(stats.bytes_out, 0u);
+    }
+  }
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 
 TEST(DevicePlacer, DeviceCacheServesRepeatedPatchesFromGpuMemory) {

@@ -97,9 +97,11 @@ inline std::size_t chunk_bytes_of(const Array::Impl& impl) {
 
 inline void check(cudaError_t status, const char* call) { ASSERT_EQ(status, cudaSuccess) << call << ": " << cudaGetErrorString(status); }
 
-// `regions` read with read_many_into into CUDA memory shaped as `kind`, copied back.
+// `regions` read with read_many_into into CUDA memory shaped as `kind`, copied back; with
+// `background`, through read_many_into_async on `stream` (null: the library's streams).
 inline std::vector<std::vector<std::byte>> gpu_read_many(const Array& array, const std::vector<Region>& regions,
-                                                  std::size_t kind, const Settings& settings, ReadStats* stats) {
+                                                  std::size_t kind, const Settings& settings, ReadStats* stats,
+                                                  bool background = false, cudaStream_t stream = nullptr) {
   std::vector<void*> memory;
   std::vector<Destination> destinations;
   std::vector<std::size_t> sizes;
@@ -110,9 +112,11 @@ inline std::vector<std::vector<std::byte>> gpu_read_many(const Array& array, con
     check(cudaMemset(device, std::to_integer<int>(kUntouched), shape.nbytes), "cudaMemset");
     memory.push_back(device);
     sizes.push_back(shape.nbytes);
-    destinations.push_back({device, shape.byte_strides, Device::cuda, nullptr});
+    destinations.push_back({device, shape.byte_strides, Device::cuda, stream});
   }
-  const ReadStats got = array.read_many_into(regions, destinations, settings);
+  const ReadStats got = background ? array.read_many_into_async(regions, destinations, settings).stats()
+                                   : array.read_many_into(regions, destinations, settings);
+  if (stream) check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   if (stats) *stats = got;
   std::vector<std::vector<std::byte>> out;
   for (std::size_t i = 0; i < regions.size(); ++i) {
