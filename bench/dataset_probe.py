@@ -88,6 +88,35 @@ def main() -> None:
         ("no step", dataset(), lambda b: None, False),
         ("prefetch 4", dataset(4), step, False),
     ]
+    # The step beside reads that never stop, on another thread (no dataset, no handing over):
+    # into host memory (CPU work only) and into device memory (copies on the GPU too). A slower
+    # step there is interference, not the loader's pipeline.
+    import threading
+
+    import numpy as np
+
+    array = zarrdirect.open(args.array)
+    rng = np.random.default_rng(5)
+    highest = np.asarray(array.shape) - args.patch + 1
+    regions = [tuple(slice(int(c), int(c) + args.patch) for c in corner)
+               for corner in rng.integers(0, highest, size=(args.batch, 3))]
+    for where in ("cpu", "cuda"):
+        stop = threading.Event()
+
+        def reader():
+            while not stop.is_set():
+                array.read_many(regions, device=where, stack=True)
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        time.sleep(0.05)
+        start = time.perf_counter()
+        for _ in range(20):
+            step(dummy)
+        beside = (time.perf_counter() - start) / 20
+        stop.set()
+        thread.join()
+        print(f"step beside endless reads into {where}: {beside * 1e3:.2f} ms ({alone / beside:.3f} of alone)")
     for name, data, body, keep in variants:
         per_batch = timed_loop(data, body, keep)
         print(f"{name}: {per_batch * 1e3:.2f} ms a batch, {args.batch / per_batch:.1f} patches/s, "
