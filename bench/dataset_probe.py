@@ -100,12 +100,16 @@ def main() -> None:
     highest = np.asarray(array.shape) - args.patch + 1
     regions = [tuple(slice(int(c), int(c) + args.patch) for c in corner)
                for corner in rng.integers(0, highest, size=(args.batch, 3))]
-    for where in ("cpu", "cuda"):
+    fixed = torch.empty((args.batch,) + (args.patch,) * 3, dtype=real.dtype, device="cuda")
+    for where in ("cpu", "cuda", "cuda out="):
         stop = threading.Event()
 
         def reader():
             while not stop.is_set():
-                array.read_many(regions, device=where, stack=True)
+                if where == "cuda out=":  # one batch's memory, reused: no cudaMalloc/cudaFree
+                    array.read_many(regions, stack=True, out=fixed)
+                else:
+                    array.read_many(regions, device=where, stack=True)
 
         thread = threading.Thread(target=reader)
         thread.start()
