@@ -126,11 +126,35 @@ def main() -> None:
         stop.set()
         thread.join()
         print(f"step beside endless reads into {where}: {beside * 1e3:.2f} ms ({alone / beside:.3f} of alone)")
+    # Where "getting the batch" goes: waiting for the read (ReadFuture.result) and starting the
+    # next one (the sampler's _start_read), summed over the timed loop.
+    from zarrdirect import _many
+    from zarrdirect.torch import TorchPatchSampler
+
+    spent = {"result": 0.0, "start": 0.0}
+
+    def timing(owner, name, key):
+        original = getattr(owner, name)
+
+        def timed(*a, **k):
+            entered = time.perf_counter()
+            try:
+                return original(*a, **k)
+            finally:
+                spent[key] += time.perf_counter() - entered
+        setattr(owner, name, timed)
+
+    timing(_many.ReadFuture, "result", "result")
+    timing(TorchPatchSampler, "_start_read", "start")
     for name, data, body, keep in variants:
+        for key in spent:
+            spent[key] = 0.0
         per_batch = timed_loop(data, body, keep)
         print(f"{name}: {per_batch * 1e3:.2f} ms a batch, {args.batch / per_batch:.1f} patches/s, "
               f"{alone_real / per_batch:.3f} of the step's rate (in the step {timed_loop.body_ms:.2f} ms, "
-              f"getting the batch {timed_loop.outside_ms:.2f} ms)")
+              f"getting the batch {timed_loop.outside_ms:.2f} ms: of it waiting "
+              f"{spent['result'] / (2 * args.batches) * 1e3:.2f}, starting the next read "
+              f"{spent['start'] / (2 * args.batches) * 1e3:.2f}, both epochs' mean)")
 
 
 if __name__ == "__main__":
