@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from . import _native
 from ._errors import InvalidArgumentError, InvalidIndexError
 from ._options import parse_device, parse_stream, parse_threads
@@ -123,6 +125,48 @@ def read_many_async(array: Any, regions: Sequence[Any], device: Any, stack: bool
     native = _native.read_many_async(array._native, pairs, shapes, kind, ordinal, bool(stack), parse_threads(threads),
                                      single)
     return ReadFuture(native, single)
+
+
+def read_boxes_async(array: Any, starts: np.ndarray, shape: Sequence[int], device: Any, threads: Any,
+                     out: Any = None, stream: Any = None) -> "ReadFuture":
+    """``read_many_async(stack=True)`` of the boxes ``starts[i] + [0, shape)``: the call a patch
+    sampler makes for every batch, built from arrays rather than region by region (parsing 32
+    index tuples and checking 32 views of `out` cost the training thread about half a millisecond
+    a batch on the H100 machine). `out`, when given, is one batch array checked once."""
+    starts = np.asarray(starts, dtype=np.int64)
+    extent = np.asarray(shape, dtype=np.int64)
+    if starts.ndim != 2 or starts.shape[1] != len(array.shape) or extent.shape != (len(array.shape),):
+        raise InvalidArgumentError(f"boxes: starts of shape {starts.shape} and a box shape {tuple(extent)} for a "
+                                   f"{len(array.shape)}-d array")
+    if len(starts) == 0:
+        raise InvalidArgumentError("stack=True needs at least one region")
+    stops = starts + extent
+    outside = np.flatnonzero((starts < 0).any(axis=1) | (stops > np.asarray(array.shape, dtype=np.int64)).any(axis=1)
+                             | (extent < 0).any())
+    if outside.size:
+        index = int(outside[0])
+        raise InvalidIndexError(f"box {index} at {starts[index].tolist()} of shape {tuple(extent.tolist())} lies "
+                                f"outside the array's shape {tuple(array.shape)}")
+    pairs = np.stack([starts, stops], axis=-1).tolist()
+    batch_shape = (len(starts),) + tuple(int(e) for e in extent)
+    if out is None:
+        if stream is not None:
+            raise InvalidArgumentError("stream= orders a read into out=")
+        kind, ordinal = parse_device(device)
+        native = _native.read_many_async(array._native, pairs, [list(batch_shape[1:])], kind, ordinal, True,
+                                         parse_threads(threads), False)
+        return ReadFuture(native, False)
+    kind, ordinal = parse_device(device, out)
+    target = target_of(out, select((), batch_shape), array.dtype, kind)
+    step = target.byte_strides[0]
+    pointers = [target.pointer + i * step for i in range(len(starts))]
+    strides = [target.byte_strides[1:]] * len(starts)
+    handle = parse_stream(stream)
+    if handle is None:
+        handle = target.stream
+    native = _native.read_many_into_async(array._native, pairs, pointers, strides, kind, ordinal, handle,
+                                          parse_threads(threads), out)
+    return ReadFuture(native, False)
 
 
 def set_cache_bytes(array: Any, nbytes: Any) -> None:

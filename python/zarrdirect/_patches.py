@@ -132,9 +132,12 @@ class PatchSampler:
 
     # -- how one batch is read: a framework's sampler (zarrdirect.torch) reads into its own batches
 
-    def _start_read(self, array: Any, regions: list[tuple]) -> Any:
-        """Starts reading one batch in the background; a future whose result() is the batch."""
-        return array.read_many_async(regions, self.device, stack=True, threads=self.threads)
+    def _start_read(self, array: Any, corners: np.ndarray) -> Any:
+        """Starts reading the batch of patches at `corners` in the background; a future whose
+        result() is the batch."""
+        from ._many import read_boxes_async
+
+        return read_boxes_async(array, corners, self.patch_shape, self.device, self.threads)
 
     def _finished(self, batch: Any) -> Any:
         """A batch whose read has finished, before the caller gets it (and before the next read
@@ -156,7 +159,7 @@ class PatchSampler:
             corners = next(corner_source, None)
             if corners is None:
                 return False
-            pending.append((corners, self._start_read(array, self._regions(corners))))
+            pending.append((corners, self._start_read(array, corners)))
             return True
 
         try:

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
+from ._many import read_boxes_async
 from ._patches import PatchSampler
 
 __all__ = ["PatchDataset", "TorchPatchSampler", "to_tensor"]
@@ -58,33 +59,37 @@ class TorchPatchSampler(PatchSampler):
         super().__init__(*args, **options)
         self.allocator = allocator
         self._stream = None  # per process: a CUDA stream does not pickle
+        self._target = None  # (torch dtype, torch device) of the batches, once known
 
     def __getstate__(self) -> dict:
         state = super().__getstate__()
         state["_stream"] = None
+        state["_target"] = None
         return state
 
     def _torch_target(self) -> "tuple[torch.dtype, torch.device] | None":
         if self.allocator != "torch" or not self.device.startswith("cuda"):
             return None
-        try:
-            dtype = torch.from_numpy(np.empty(0, dtype=self.array.dtype)).dtype
-        except TypeError:  # an element type PyTorch lacks: the library's batches (DLPack says why)
-            return None
-        return dtype, torch.device(self.device)
+        if self._target is None:
+            try:
+                dtype = torch.from_numpy(np.empty(0, dtype=self.array.dtype)).dtype
+            except TypeError:  # an element type PyTorch lacks: the library's batches (DLPack says why)
+                return None
+            self._target = (dtype, torch.device(self.device))
+        return self._target
 
-    def _start_read(self, array: Any, regions: list[tuple]) -> Any:
+    def _start_read(self, array: Any, corners: np.ndarray) -> Any:
         target = self._torch_target()
         if target is None:
-            return super()._start_read(array, regions)
+            return super()._start_read(array, corners)
         dtype, device = target
         if self._stream is None:
             self._stream = torch.cuda.Stream(device)
-        batch = torch.empty((len(regions),) + self.patch_shape, dtype=dtype, device=device)
+        batch = torch.empty((len(corners),) + self.patch_shape, dtype=dtype, device=device)
         self._stream.wait_stream(torch.cuda.current_stream(device))
         batch.record_stream(self._stream)
-        return array.read_many_async(regions, self.device, stack=True, threads=self.threads, out=batch,
-                                     stream=self._stream)
+        return read_boxes_async(array, corners, self.patch_shape, self.device, self.threads, out=batch,
+                                stream=self._stream)
 
     def _finished(self, batch: Any) -> Any:
         if isinstance(batch, torch.Tensor) and batch.is_cuda:
