@@ -29,11 +29,11 @@ constexpr GpuCodecRow kGpuCodecTable[] = {
     {GpuCodec::lz4, "lz4", true, DecodeSide::cpu},
     // blosc frames give a warp per stream (thousands per batch): 39.9 GB/s against 24.8 on 16
     // cores for 128^3 chunks, 38.0 against 19.7 for shards of 64^3 (H100, session 11); whole
-    // 4 GiB reads 33.6-47.9 against 16.8 (session 21). But a 256^3 region of eight 4 MiB chunks
-    // took 6.0 ms on the GPU against 3.46 on the cores (session 21): LZ4 decodes fast on 16
-    // cores, and a small read's batches are too small to fill the GPU. Sizes between 32 MiB and
-    // 2 GiB are not measured; below kAutoBloscGpuMinBytes, where a read's batches (a quarter of
-    // it) stay under the staging budget, `auto` keeps lone reads on the CPU.
+    // 4 GiB reads 33.6-47.9 against 16.8 (session 21). LZ4 decodes fast on 16 cores, and a small
+    // read's batches are too small to fill the GPU: by read size, ms on the GPU against the CPU
+    // path (H100, session 22): 16 MiB 5.62 / 3.44, 32 MiB 6.44 / 3.52, 128 MiB 8.59 / 8.77,
+    // 256 MiB 11.61 / 13.10, 512 MiB 18.70 / 27.19, 1 GiB 32.57 / 49.69, 4 GiB 90.8 / 185.3.
+    // So `auto` keeps lone reads under kAutoBloscGpuMinBytes (256 MiB) on the CPU.
     {GpuCodec::blosc, "blosc-lz4", true, DecodeSide::gpu, kAutoBloscGpuMinBytes},
     // zstd frames are listed as block jobs (zstd_gpu_jobs.hpp): 32 lanes per Huffman stream, a
     // thread per block's sequences, then a warp or a block of threads per frame

@@ -89,7 +89,7 @@ DecodeSide gpu_decode_side(DecodeSide side, GpuCodec codec, bool device_present,
 inline constexpr std::uint64_t kAutoShareMinBytes = std::uint64_t{128} << 20;
 // blosc-lz4 under `auto`: lone reads of fewer decoded bytes stay on the CPU (gpu_decode_route.cpp's
 // table says why).
-inline constexpr std::uint64_t kAutoBloscGpuMinBytes = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kAutoBloscGpuMinBytes = std::uint64_t{256} << 20;
 inline constexpr std::uint64_t kAutoConcurrentShareMinBytes = std::uint64_t{1} << 30;
 inline constexpr unsigned kAutoGpuConcurrentReads = 4;
 // gpu_decode_side() is gpu or share: the read goes through the GPU decode sink.

@@ -162,7 +162,7 @@ TEST(GpuDecodeRoute, PolicyTable) {
   }
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::cpu), std::vector<std::string>{});
   EXPECT_EQ(gpu_decoded_codecs(DecodeSide::automatic),
-            (std::vector<std::string>{"blosc-lz4 (reads of 1024 MiB or more, or while 4 or more device reads run; "
+            (std::vector<std::string>{"blosc-lz4 (reads of 256 MiB or more, or while 4 or more device reads run; "
                                       "smaller ones on the CPU)",
                                       "zstd (shared with the CPU in reads of 128 MiB or more; smaller reads "
                                                    "on the GPU alone, as are reads under 1 GiB while 4 or more device "
