@@ -168,6 +168,29 @@ def test_read_many_into_a_tensor(volume):
         array.read(regions[0], out=_TensorLike(np.zeros((4, 4, 6), np.uint16)), device="cuda")
 
 
+def test_boxes_from_a_corner_array(volume):
+    """The samplers' call: boxes from an array of corners, into new memory or one batch out=."""
+    from zarrdirect._many import read_boxes_async
+
+    path, data = volume
+    array = zarrdirect.open(path)
+    corners = np.array([[0, 0, 0], [36, 30, 24], [5, 17, 11]])
+    batch = read_boxes_async(array, corners, (4, 6, 6), "cpu", None).result(timeout=30)
+    out = np.zeros((3, 4, 6, 6), np.uint16)
+    assert read_boxes_async(array, corners, (4, 6, 6), "cpu", None, out=out).result(timeout=30) is out
+    for i, (z, y, x) in enumerate(corners):
+        np.testing.assert_array_equal(batch[i], data[z:z + 4, y:y + 6, x:x + 6])
+        np.testing.assert_array_equal(out[i], batch[i])
+    with pytest.raises(IndexError, match="box 1 at \\[37, 30, 24\\]"):
+        read_boxes_async(array, corners + [[0, 0, 0], [1, 0, 0], [0, 0, 0]], (4, 6, 6), "cpu", None)
+    with pytest.raises(IndexError, match="box 0"):
+        read_boxes_async(array, -corners[1:2], (4, 6, 6), "cpu", None)
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="shape"):
+        read_boxes_async(array, corners, (4, 6, 6), "cpu", None, out=np.zeros((2, 4, 6, 6), np.uint16))
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="3-d array"):
+        read_boxes_async(array, corners[:, :2], (4, 6), "cpu", None)
+
+
 def test_an_unfinished_read_into_out_is_waited_for_when_dropped(volume):
     """Dropping the future of a read into out= cancels the read and waits for it: out's memory is
     never written after the future is gone (the test would see writes into a reused buffer)."""
