@@ -127,9 +127,6 @@ class PatchSampler:
             yield rng.integers(0, highest, size=(self.batch_size, len(highest)), dtype=np.int64)
             k += shards
 
-    def _regions(self, corners: np.ndarray) -> list[tuple]:
-        return [tuple(slice(int(c), int(c) + p) for c, p in zip(corner, self.patch_shape)) for corner in corners]
-
     # -- how one batch is read: a framework's sampler (zarrdirect.torch) reads into its own batches
 
     def _start_read(self, array: Any, corners: np.ndarray) -> Any:

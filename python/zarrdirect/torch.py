@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
+from ._errors import InvalidArgumentError
 from ._many import read_boxes_async
 from ._patches import PatchSampler
 
@@ -44,18 +45,19 @@ class TorchPatchSampler(PatchSampler):
     on a side stream of the sampler's own.
 
     With the library allocating (``allocator="zarrdirect"``), every batch is a cudaMalloc, and the
-    batch before it a cudaFree when the training loop drops it; cudaFree waits for the whole GPU,
-    the model's kernels and the next batch's copies included. PyTorch's allocator recycles the
-    memory of dropped batches instead. Its rule is that a block freed on a stream may be handed
-    out again at once for work on that stream, so the read (on the side stream) first waits for
-    the work queued on the current stream so far, the batch is recorded as used on the side
-    stream (record_stream, so its block is not recycled while the read writes), and the current
-    stream waits for the read before the batch is handed out.
+    batch before it a cudaFree when the training loop drops it: a model step beside reads into new
+    device memory ran at 0.84-0.88 of its time alone, beside reads into one reused batch at 0.99
+    (H100, docs/BENCHMARKS.md, session 22). PyTorch's allocator recycles the memory of dropped
+    batches instead. Its rule is that a block freed on a stream may be handed out again at once
+    for work on that stream, so the read (on the side stream) first waits for the work queued on
+    the current stream so far, the batch is recorded as used on the side stream (record_stream,
+    so its block is not recycled while the read writes), and the current stream waits for the
+    read before the batch is handed out.
     """
 
     def __init__(self, *args: Any, allocator: str = "torch", **options: Any) -> None:
         if allocator not in ("torch", "zarrdirect"):
-            raise ValueError(f'allocator must be "torch" or "zarrdirect", not {allocator!r}')
+            raise InvalidArgumentError(f'allocator must be "torch" or "zarrdirect", not {allocator!r}')
         super().__init__(*args, **options)
         self.allocator = allocator
         self._stream = None  # per process: a CUDA stream does not pickle
