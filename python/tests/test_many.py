@@ -189,6 +189,11 @@ def test_boxes_from_a_corner_array(volume):
         read_boxes_async(array, corners, (4, 6, 6), "cpu", None, out=np.zeros((2, 4, 6, 6), np.uint16))
     with pytest.raises(zarrdirect.InvalidArgumentError, match="3-d array"):
         read_boxes_async(array, corners[:, :2], (4, 6), "cpu", None)
+    # Into a tensor (the PyTorch dataset's call), read through the tensor's own accessors.
+    backing = np.zeros((3, 4, 6, 6), np.uint16)
+    tensor = _TensorLike(backing)
+    assert read_boxes_async(array, corners, (4, 6, 6), "cpu", None, out=tensor).result(timeout=30) is tensor
+    np.testing.assert_array_equal(backing, batch)
 
 
 def test_an_unfinished_read_into_out_is_waited_for_when_dropped(volume):
