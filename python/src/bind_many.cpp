@@ -1,5 +1,5 @@
-// _native: many regions at once (read_many, read_many_into), background reads (ReadFuture) and the handle's
-// decoded-chunk cache. The Python layer (zarrdirect/_many.py) turns indices into (start, stop)
+// _native: many regions at once (read_many, read_many_into), background reads (ReadFuture)
+// and the handle's decoded-chunk cache. The Python layer (zarrdirect/_many.py) turns indices into (start, stop)
 // pairs and result shapes first.
 #include <chrono>
 #include <optional>
@@ -21,18 +21,6 @@ namespace {
 
 using Pairs = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 using Shape = std::vector<std::int64_t>;
-
-Device device_of(const std::string& text) {
-  if (text == "cpu") return Device::cpu;
-  if (text == "cuda") return Device::cuda;
-  throw Error(ErrorKind::invalid_argument, fmt::format("device must be \"cpu\" or \"cuda\", not \"{}\"", text));
-}
-
-Settings settings_for(unsigned threads) {
-  Settings settings = Settings::from_environment();
-  if (threads > 0) settings.threads = threads;
-  return settings;
-}
 
 std::vector<Region> regions_of(const std::vector<Pairs>& regions) {
   std::vector<Region> out;
@@ -71,7 +59,7 @@ struct Conversion {
 
 Conversion conversion(const std::string& device_name, int cuda_device, bool stack, std::vector<Shape> shapes) {
   Conversion c;
-  c.device = device_of(device_name);
+  c.device = parse_device(device_name);
   if (c.device == Device::cuda) c.run_device = cuda_device >= 0 ? cuda_device : current_device();
   c.stack = stack;
   c.shapes = std::move(shapes);
@@ -82,7 +70,7 @@ py::tuple read_many(const Array& array, const std::vector<Pairs>& pairs, std::ve
                     const std::string& device_name, int cuda_device, bool stack, unsigned threads) {
   Conversion convert = conversion(device_name, cuda_device, stack, std::move(shapes));
   std::vector<Region> regions = regions_of(pairs);
-  Settings settings = settings_for(threads);
+  Settings settings = make_settings(threads);
   std::vector<NDArray> arrays;
   run_interruptible(
       [&](const ProgressCallback& callback) {
@@ -120,9 +108,9 @@ py::dict read_many_into(const Array& array, const std::vector<Pairs>& pairs, con
                         std::optional<std::uintptr_t> stream, unsigned threads) {
   std::vector<Destination> destinations;
   const int run_device =
-      destinations_of(pointers, byte_strides, device_of(device_name), cuda_device, stream, destinations);
+      destinations_of(pointers, byte_strides, parse_device(device_name), cuda_device, stream, destinations);
   std::vector<Region> regions = regions_of(pairs);
-  Settings settings = settings_for(threads);
+  Settings settings = make_settings(threads);
   ReadStats stats;
   run_interruptible(
       [&](const ProgressCallback& callback) {
@@ -184,8 +172,9 @@ class ReadFuture {
     ReadStats stats;
     {
       py::gil_scoped_release unlocked;
-      arrays = handle_.get();  // finished: returns or rethrows at once
+      // Finished: returns or rethrows at once. A read into out= has its statistics, no arrays.
       if (out_) stats = handle_.stats();
+      else arrays = handle_.get();
     }
     if (out_) return py::make_tuple(out_, stats_to_dict(stats));
     return convert_(std::move(arrays));
@@ -197,25 +186,35 @@ class ReadFuture {
   py::object out_;  // a read into the caller's memory: what result() returns
 };
 
-// `single`: one region read by the ordinary reader (read_async), not the batch planner.
-ReadFuture read_many_async(const Array& array, const std::vector<Pairs>& pairs, std::vector<Shape> shapes,
-                           const std::string& device_name, int cuda_device, bool stack, unsigned threads, bool single) {
-  Conversion convert = conversion(device_name, cuda_device, stack, std::move(shapes));
-  std::vector<Region> regions = regions_of(pairs);
-  Settings settings = settings_for(threads);
-  // The library reads on its own threads and allocates on the device current on this one.
+// Starts a background read with `run_device` (>= 0) current on this thread, then restores the
+// device that was: the library reads on its own threads and allocates on the device current on
+// this one. The GIL is released (resolving regions is quick; submitting may start a thread).
+template <typename Start>
+ReadHandle start_on(int run_device, Start&& start) {
   const int previous = current_device();
-  if (convert.run_device >= 0) set_current_device(convert.run_device);
+  if (run_device >= 0) set_current_device(run_device);
   ReadHandle handle;
   try {
-    py::gil_scoped_release unlocked;  // resolving regions is quick; submitting may start a thread
-    if (single && regions.size() == 1 && !stack) handle = array.read_async(regions.front(), convert.device, settings);
-    else handle = array.read_many_async(std::move(regions), convert.device, stack, settings);
+    py::gil_scoped_release unlocked;
+    handle = start();
   } catch (...) {
     set_current_device(previous);
     throw;
   }
   set_current_device(previous);
+  return handle;
+}
+
+// `single`: one region read by the ordinary reader (read_async), not the batch planner.
+ReadFuture read_many_async(const Array& array, const std::vector<Pairs>& pairs, std::vector<Shape> shapes,
+                           const std::string& device_name, int cuda_device, bool stack, unsigned threads, bool single) {
+  Conversion convert = conversion(device_name, cuda_device, stack, std::move(shapes));
+  std::vector<Region> regions = regions_of(pairs);
+  Settings settings = make_settings(threads);
+  ReadHandle handle = start_on(convert.run_device, [&] {
+    if (single && regions.size() == 1 && !stack) return array.read_async(regions.front(), convert.device, settings);
+    return array.read_many_async(std::move(regions), convert.device, stack, settings);
+  });
   return ReadFuture(std::move(handle), std::move(convert));
 }
 
@@ -225,20 +224,11 @@ ReadFuture read_many_into_async(const Array& array, const std::vector<Pairs>& pa
                                 unsigned threads, py::object out) {
   std::vector<Destination> destinations;
   const int run_device =
-      destinations_of(pointers, byte_strides, device_of(device_name), cuda_device, stream, destinations);
+      destinations_of(pointers, byte_strides, parse_device(device_name), cuda_device, stream, destinations);
   std::vector<Region> regions = regions_of(pairs);
-  Settings settings = settings_for(threads);
-  const int previous = current_device();
-  if (run_device >= 0) set_current_device(run_device);
-  ReadHandle handle;
-  try {
-    py::gil_scoped_release unlocked;
-    handle = array.read_many_into_async(std::move(regions), std::move(destinations), settings);
-  } catch (...) {
-    set_current_device(previous);
-    throw;
-  }
-  set_current_device(previous);
+  Settings settings = make_settings(threads);
+  ReadHandle handle = start_on(
+      run_device, [&] { return array.read_many_into_async(std::move(regions), std::move(destinations), settings); });
   return ReadFuture(std::move(handle), std::move(out));
 }
 

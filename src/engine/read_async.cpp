@@ -154,17 +154,24 @@ bool ReadHandle::wait_for(std::chrono::nanoseconds timeout) const {
   return state_->finished_changed.wait_for(lock, timeout, [&] { return state_->finished; });
 }
 
+namespace {
+// Waits for the read to finish and rethrows its error; the lock returned guards its results.
+std::unique_lock<std::mutex> finished(const std::shared_ptr<ReadHandle::State>& state) {
+  if (!state) throw Error(ErrorKind::invalid_argument, "ReadHandle: no read (a default-constructed handle)");
+  std::unique_lock lock(state->mutex);
+  state->finished_changed.wait(lock, [&] { return state->finished; });
+  if (state->error) std::rethrow_exception(state->error);
+  return lock;
+}
+}  // namespace
+
 std::vector<NDArray> ReadHandle::get() const {
-  if (!state_) throw Error(ErrorKind::invalid_argument, "ReadHandle: no read (a default-constructed handle)");
-  std::unique_lock lock(state_->mutex);
-  state_->finished_changed.wait(lock, [&] { return state_->finished; });
-  if (state_->error) std::rethrow_exception(state_->error);
+  auto lock = finished(state_);
   return state_->result;
 }
 
 ReadStats ReadHandle::stats() const {
-  get();  // waits; rethrows the read's error
-  std::lock_guard lock(state_->mutex);
+  auto lock = finished(state_);
   return state_->stats;
 }
 
