@@ -62,17 +62,16 @@ py::dict read_selection_into(const Array& array, const py::list& axes, std::uint
                              int cuda_device, std::optional<std::uintptr_t> stream, unsigned threads,
                              const py::object& progress) {
   const Device device = parse_device(device_name);
+  checked_device(device, cuda_device);
   if (device == Device::cpu) stream.reset();
   auto* pointer = reinterpret_cast<void*>(data);
   const Selection selection = selection_from_python(axes);
   std::vector<std::int64_t> result_strides;
   for (std::size_t d = 0; d < selection.size() && d < byte_strides.size(); ++d)
     if (selection[d].kind() != AxisSelection::Kind::index) result_strides.push_back(byte_strides[d]);
-  int run_device = -1;
-  if (device == Device::cuda) {
-    run_device = device_of_pointer(pointer);
-    if (run_device < 0) run_device = cuda_device >= 0 ? cuda_device : current_device();
-  }
+  // As read_into: host memory, or another GPU's, handed over as this read's device memory is
+  // refused by name instead of being written by the wrong device.
+  const int run_device = device == Device::cuda ? device_for_out(pointer, cuda_device) : -1;
   const Settings settings = make_settings(threads);
   ReadStats stats;
   run_interruptible(

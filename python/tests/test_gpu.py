@@ -198,6 +198,28 @@ def test_out_is_checked(cupy, path) -> None:
         array.read(device="cpu", out=cupy.zeros(DATA.shape, dtype=cupy.float32))
 
 
+class _HostBehindCudaInterface:
+    """Host memory published as a CUDA array: what a careless wrapper (or a bug) hands over."""
+
+    def __init__(self, host: np.ndarray) -> None:
+        self.host = host
+        self.__cuda_array_interface__ = {"shape": host.shape, "typestr": host.dtype.str,
+                                         "data": (host.ctypes.data, False), "strides": None, "version": 3}
+
+
+@pytest.mark.parametrize("key", [(slice(None), slice(None)), (slice(None, None, 2), slice(None))],
+                         ids=["box", "stepped selection"])
+def test_out_that_is_host_memory_is_refused(path, key) -> None:
+    # Box reads and selection reads check out= the same way: host memory posing as device memory
+    # is refused by name, never written by the GPU.
+    array = zarrdirect.open(path)
+    shape = np.empty(DATA.shape)[key].shape
+    host = np.zeros(shape, dtype=np.float32)
+    with pytest.raises(zarrdirect.InvalidArgumentError, match="not CUDA device memory"):
+        array.read(key, out=_HostBehindCudaInterface(host))
+    assert not host.any()
+
+
 # --- the original module's functions -------------------------------------------------------------
 
 
