@@ -93,11 +93,7 @@ TypestrParts parse_numpy_typestr(std::string_view typestr) {
     case '=': order = native_byte_order(); break;
     default: return refuse("the first character must be '<', '>' or '|'");
   }
-  std::string_view size_text = typestr.substr(2);
-  if (size_text.size() > 2 ||
-      !std::all_of(size_text.begin(), size_text.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return refuse("the size must be a small number of bytes");
-  int size = std::stoi(std::string(size_text));
+  // The kind first: "<M8[ns]" is refused as a datetime, not for the shape of its size.
   DataType type;
   switch (typestr[1]) {
     case 'b': type.kind = ScalarKind::boolean; break;
@@ -105,9 +101,18 @@ TypestrParts parse_numpy_typestr(std::string_view typestr) {
     case 'u': type.kind = ScalarKind::unsigned_int; break;
     case 'f': type.kind = ScalarKind::floating; break;
     case 'c': type.kind = ScalarKind::complex; break;
-    case 'O': return refuse("object arrays are refused: they would need pickle to decode");
+    case 'M': return refuse("datetime64 is not supported (only numeric kinds b, i, u, f and c are)");
+    case 'm': return refuse("timedelta64 is not supported (only numeric kinds b, i, u, f and c are)");
+    case 'U':
+    case 'S':
+    case 'V': return refuse("strings and raw bytes are not supported (only numeric kinds b, i, u, f and c are)");
     default: return refuse("only numeric kinds b, i, u, f and c are supported");
   }
+  std::string_view size_text = typestr.substr(2);
+  if (size_text.size() > 2 ||
+      !std::all_of(size_text.begin(), size_text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return refuse("the size must be a small number of bytes");
+  int size = std::stoi(std::string(size_text));
   type.size = static_cast<std::uint8_t>(size);
   bool known = std::any_of(kV3Types.begin(), kV3Types.end(),
                            [&](const NamedType& named) { return named.type == type; });

@@ -83,9 +83,10 @@ std::string refusal(const std::string& typestr) {
 TEST(DataType, TypestringsRefused) {
   EXPECT_NE(refusal("|O").find("object"), std::string::npos);
   EXPECT_NE(refusal("|O8").find("object"), std::string::npos);
-  refusal("<U10");
-  refusal("|S5");
-  refusal("<M8[ns]");
+  EXPECT_NE(refusal("<U10").find("strings"), std::string::npos);
+  EXPECT_NE(refusal("|S5").find("strings"), std::string::npos);
+  EXPECT_NE(refusal("<M8[ns]").find("datetime64"), std::string::npos);
+  EXPECT_NE(refusal("<m8[s]").find("timedelta64"), std::string::npos);
   refusal("<f3");
   refusal("<i16");
   refusal("<u");
