@@ -2,9 +2,9 @@
 # The GPU measurements the open issues still wait for, in one device call (about 8 minutes):
 # build; whole reads of the raw, blosc-lz4 and sharded zstd arrays in the same run (issue 18);
 # the sharded array's 256^3 region and blosc-lz4 regions per decode side, in rounds; the dataset
-# probe and patch_bench on the raw array (issue 16). Needs .device/deps
-# (scripts/pack_device_deps.sh) carried: the device tool's call is `bash bench/device_open_items.sh`
-# with carry [".device"].
+# probe and patch_bench on the raw array (issue 16); then the GPU and batched-read Python tests.
+# Needs .device/deps and .device/pylib (scripts/pack_device_deps.sh, scripts/pack_device_pylib.sh)
+# carried: the device tool's call is `bash bench/device_open_items.sh` with carry [".device"].
 set -uo pipefail
 source bench/device_build.sh
 log build
@@ -45,4 +45,11 @@ timeout 200 python3 bench/dataset_probe.py $W/raw --matmuls 4 --batches 30 2>&1 
 log patches
 mkdir -p $W/patches && ln -sfn $W/raw $W/patches/raw-128-1024x1024x2048
 timeout 200 python3 bench/patch_bench.py --build build-dev --work $W/patches --out $OUT/patches.md --arrays raw-128 --repeat 3 2>&1 | tail -4
+log tests
+for entry in .device/pylib/*; do  # the machine's own packages win over the carried copies
+  name=$(basename "$entry" .py)
+  python3 -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('$name') else 1)" 2>/dev/null && rm -rf "$entry"
+done
+PYTHONPATH="$PYTHONPATH:$PWD/.device/pylib" timeout 150 python3 -m pytest -q -rf -p no:cacheprovider \
+  python/tests/test_gpu.py python/tests/test_many.py 2>&1 | tail -8
 log done

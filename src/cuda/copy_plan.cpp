@@ -8,12 +8,6 @@
 namespace zarrdirect::cuda {
 namespace {
 
-struct Dim {
-  std::uint64_t extent;
-  std::int64_t src;  // bytes
-  std::int64_t dst;  // bytes
-};
-
 // Element strides of a C-order chunk.
 Extents chunk_strides(const ChunkBox& box) { return c_order_strides(box.chunk_shape, box.rank); }
 
@@ -28,26 +22,27 @@ std::size_t pattern_period(std::span<const std::byte> fill) {
   return std::max<std::size_t>(fill.size(), 1);
 }
 
-// The common planner. Works in bytes: each array dim becomes (extent, src bytes, dst bytes) and
-// an element's bytes become one more innermost dim of extent element_size and stride 1. Then
-// extent-1 dims go, dims that continue their inner neighbour in both source and destination
-// merge into it, and the unit grows to the widest of 16/8/4/2 bytes that divides the innermost
-// run, every other stride and both origins (and, for fills, the fill pattern's period).
-BoxPlan plan(const ChunkBox& box, const DestinationLayout& dest, bool with_source, std::uintptr_t src_origin,
-             std::uintptr_t dst_origin, std::size_t period) {
+}  // namespace
+
+BoxPlan plan_dims(const ChunkBox& box, const DestinationLayout& dest, const PlanSource* source,
+                  std::uintptr_t dst_origin, std::size_t period) {
   if (box.rank > kMaxRank || dest.element_size == 0)
     throw Error(ErrorKind::invalid_argument, "box copy: rank or element size out of range");
+  const bool with_source = source != nullptr;
   const auto element = static_cast<std::int64_t>(dest.element_size);
-  const Extents strides = chunk_strides(box);
-  std::vector<Dim> dims;  // innermost first
-  dims.reserve(box.rank + 1);
-  dims.push_back({dest.element_size, 1, 1});
+  std::vector<PlanDim> dims;  // innermost first
+  dims.reserve(box.rank + 2);
+  if (with_source)
+    dims.assign(source->element_dims.begin(), source->element_dims.end());
+  else
+    dims.push_back({dest.element_size, 0, 1});
   for (std::size_t d = box.rank; d-- > 0;) {
     if (box.extent[d] == 1) continue;
-    Dim outer{box.extent[d], static_cast<std::int64_t>(strides[d]) * element, dest.byte_strides[d]};
-    Dim& inner = dims.back();
+    const PlanDim outer{box.extent[d], with_source ? static_cast<std::int64_t>(source->strides[d]) * element : 0,
+                        dest.byte_strides[d]};
+    PlanDim& inner = dims.back();
     const auto inner_extent = static_cast<std::int64_t>(inner.extent);
-    bool source_continues = !with_source || outer.src == inner_extent * inner.src;
+    const bool source_continues = !with_source || outer.src == inner_extent * inner.src;
     if (source_continues && outer.dst == inner_extent * inner.dst) {
       inner.extent *= outer.extent;
     } else {
@@ -59,11 +54,12 @@ BoxPlan plan(const ChunkBox& box, const DestinationLayout& dest, bool with_sourc
   result.contiguous = dims.size() == 1;
   unsigned unit = 1;
   for (unsigned w : {16u, 8u, 4u, 2u}) {
+    if (with_source && !source->widen) break;
     const auto wide = static_cast<std::int64_t>(w);
     bool fits = dims.front().extent % w == 0 && w % period == 0 && dst_origin % w == 0 &&
-                (!with_source || src_origin % w == 0);
+                (!with_source || source->origin % w == 0);
     for (std::size_t k = 1; k < dims.size() && fits; ++k)
-      fits = dims[k].dst % wide == 0 && (!with_source || dims[k].src % wide == 0);
+      fits = dims[k].dst % wide == 0 && dims[k].src % wide == 0;
     if (fits) {
       unit = w;
       break;
@@ -72,10 +68,9 @@ BoxPlan plan(const ChunkBox& box, const DestinationLayout& dest, bool with_sourc
   const auto wide = static_cast<std::int64_t>(unit);
   dims.front().extent /= unit;
   for (std::size_t k = 1; k < dims.size(); ++k) {
-    dims[k].src = with_source ? dims[k].src / wide : 0;
+    dims[k].src /= wide;
     dims[k].dst /= wide;
   }
-  if (!with_source) dims.front().src = 0;
   // The innermost dim may now be a single unit (an element of a padded destination): drop it.
   if (dims.size() > 1 && dims.front().extent == 1) dims.erase(dims.begin());
 
@@ -84,7 +79,7 @@ BoxPlan plan(const ChunkBox& box, const DestinationLayout& dest, bool with_sourc
   out.unit = unit;
   out.count = 1;
   for (std::size_t k = 0; k < dims.size(); ++k) {
-    const Dim& dim = dims[dims.size() - 1 - k];
+    const PlanDim& dim = dims[dims.size() - 1 - k];
     out.dims.extent[k] = dim.extent;
     out.dims.src_stride[k] = dim.src;
     out.dims.dst_stride[k] = dim.dst;
@@ -94,7 +89,6 @@ BoxPlan plan(const ChunkBox& box, const DestinationLayout& dest, bool with_sourc
   return result;
 }
 
-}  // namespace
 
 ChunkRange chunk_range(const ChunkBox& box, std::size_t element_size) {
   if (box.num_elements() == 0) return {};
@@ -110,14 +104,16 @@ ChunkRange chunk_range(const ChunkBox& box, std::size_t element_size) {
 
 BoxPlan plan_box_copy(const ChunkBox& box, const DestinationLayout& dest, std::uintptr_t src_origin,
                       std::uintptr_t dst_origin) {
-  return plan(box, dest, true, src_origin, dst_origin, 1);
+  const PlanDim element{dest.element_size, 1, 1};
+  const PlanSource source{std::span(&element, 1), chunk_strides(box), src_origin, true};
+  return plan_dims(box, dest, &source, dst_origin, 1);
 }
 
 BoxPlan plan_box_fill(const ChunkBox& box, const DestinationLayout& dest, std::span<const std::byte> fill,
                       std::uintptr_t dst_origin, std::array<std::byte, 16>& unit_value) {
   if (fill.size() != dest.element_size)
     throw Error(ErrorKind::invalid_argument, "box fill: the fill value is not one element");
-  BoxPlan result = plan(box, dest, false, 0, dst_origin, pattern_period(fill));
+  BoxPlan result = plan_dims(box, dest, nullptr, dst_origin, pattern_period(fill));
   unit_value.fill(std::byte{0});
   for (unsigned j = 0; j < result.plan.unit; ++j) unit_value[j] = fill[j % fill.size()];
   return result;
