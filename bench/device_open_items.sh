@@ -35,6 +35,8 @@ for round in 1 2 3; do
     echo "sharded 384:640^3 $side r$round: $($Z bench $W/sharded --device cuda --repeat 9 --decode $side --region 384:640,384:640,896:1152 | med)"
   done
 done
+echo "-- the sharded region traced (--decode gpu, the last of 4 runs is warm)"
+ZARRDIRECT_TRACE=1 $Z bench $W/sharded --device cuda --repeat 4 --decode gpu --region 384:640,384:640,896:1152 2>&1 | tail -24
 for region in 0:512,0:512,0:256 0:512,0:512,0:512 0:1024,0:512,0:512; do
   for side in cpu gpu auto; do
     echo "blosc $region $side: $($Z bench $W/blosc --device cuda --repeat 7 --decode $side --region $region | med)"

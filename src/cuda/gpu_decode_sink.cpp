@@ -72,6 +72,7 @@ void GpuDecodeSink::start(unsigned workers, std::size_t max_chunk_bytes) {
   use_device(options_.device);
   listed_ = std::vector<BloscGpuJobs>(std::max(workers, 1u));
   listed_zstd_ = std::vector<ZstdGpuJobs>(std::max(workers, 1u));
+  if (trace_.enabled()) worker_laps_.assign(std::max(workers, 1u), PhaseLaps(kWorkerPhases));
   // Stored bytes of a batch: the staging budget (within kMinStored..kMaxStored), and at least one
   // chunk that did not compress (a chunk whose stored bytes do not fit is decoded on the CPU).
   const std::size_t share = std::clamp(options_.staging_bytes, kMinStored, kMaxStored);
@@ -146,6 +147,8 @@ bool GpuDecodeSink::open_batch_free() const {
 bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byte> stored, const ChunkBox& box,
                                  std::string_view where) {
   throw_if_failed();
+  PhaseLaps* laps = worker_index < worker_laps_.size() ? &worker_laps_[worker_index] : nullptr;
+  if (laps) laps->lap(kOutside);
   if (stored.size() > stored_capacity_) return false;
   if (share_) {
     // Before the listing: a chunk the ring has no room for now costs the host nothing here.
@@ -195,6 +198,7 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
       return false;
   }
 
+  if (laps) laps->lap(kListing);
   use_device(options_.device);
   Batch* batch = nullptr;
   std::size_t at = 0;
@@ -271,13 +275,16 @@ bool GpuDecodeSink::place_stored(unsigned worker_index, std::span<const std::byt
     batch->table_bytes += table_bytes;
     ++batch->writers;
   }
+  if (laps) laps->lap(kBatching);
   // The copy into pinned memory, the bulk of the host's work per chunk, runs unlocked.
   std::memcpy(batch->stored->host + at, stored.data(), stored.size());
+  if (laps) laps->lap(kCopying);
   {
     std::unique_lock lock(mutex_);
     --batch->writers;
     if (batch->closed && batch->writers == 0) launch(*batch);
   }
+  if (laps) laps->lap(kBatching);
   return true;
 }
 
@@ -519,6 +526,14 @@ std::size_t GpuDecodeSink::batches_launched() const {
 
 void GpuDecodeSink::finish() {
   trace_.mark("every chunk read");
+  if (!worker_laps_.empty()) {
+    std::array<double, kWorkerPhases> ms{};
+    for (const PhaseLaps& laps : worker_laps_)
+      for (std::size_t p = 0; p < kWorkerPhases; ++p) ms[p] += static_cast<double>(laps.nanoseconds()[p]) / 1e6;
+    trace_.mark(fmt::format("workers' ms, summed over {}: between chunks (reading) {:.3f}, listing {:.3f}, "
+                            "batching {:.3f}, copying in {:.3f}",
+                            worker_laps_.size(), ms[kOutside], ms[kListing], ms[kBatching], ms[kCopying]));
+  }
   std::exception_ptr failure;
   try {
     use_device(options_.device);

@@ -199,6 +199,11 @@ class GpuDecodeSink final : public ChunkSink {
   // ZARRDIRECT_TRACE=1: the read's first chunk, each batch's launch and wait, printed at finish().
   PhaseTrace trace_{"gpu-decode"};
   cudaEvent_t trace_origin_ = nullptr;  // recorded at start(): the GPU side's time zero
+  // With the trace on, per worker: time between place_stored calls (reading the chunk, or
+  // decoding one refused here), listing, batching (under the lock, launches included) and copying
+  // into the pinned batch; summed at finish().
+  enum WorkerPhase : std::size_t { kOutside, kListing, kBatching, kCopying, kWorkerPhases };
+  std::vector<PhaseLaps> worker_laps_;
 };
 
 }  // namespace zarrdirect::cuda

@@ -50,4 +50,12 @@ void PhaseTrace::print() {
   if (!text.empty()) std::fputs(text.c_str(), stderr);
 }
 
+void PhaseLaps::lap(std::size_t phase) {
+  const auto now = std::chrono::steady_clock::now();
+  if (started_ && phase < nanoseconds_.size())
+    nanoseconds_[phase] += static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_).count());
+  started_ = true;
+  last_ = now;
+}
+
 }  // namespace zarrdirect

@@ -1,5 +1,6 @@
 #include "util/phase_trace.hpp"
 
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -59,6 +60,22 @@ TEST(PhaseTrace, TheEnvironmentTurnsItOn) {
   EXPECT_FALSE(PhaseTrace::enabled_by_environment());
   ::unsetenv("ZARRDIRECT_TRACE");
   EXPECT_FALSE(PhaseTrace::enabled_by_environment());
+}
+
+TEST(PhaseLaps, EachLapGoesToItsPhaseAndTheFirstOnlyStartsTheClock) {
+  PhaseLaps laps(3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  laps.lap(0);  // starts the clock: the 5 ms before it count nowhere
+  EXPECT_EQ(laps.nanoseconds()[0], 0u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  laps.lap(2);
+  laps.lap(1);  // a lap of almost nothing
+  const auto& ns = laps.nanoseconds();
+  EXPECT_GE(ns[2], 20'000'000u);
+  EXPECT_LT(ns[1], ns[2]);
+  EXPECT_EQ(ns[0], 0u);
+  laps.lap(7);  // past the phases: ignored, the clock still moves on
+  EXPECT_EQ(laps.nanoseconds().size(), 3u);
 }
 
 }  // namespace
