@@ -96,12 +96,35 @@ def test_fortran_order(tmp_path, dtype: str, compressor: str) -> None:
         ("delta_shuffle_big_endian", ">i4", [numcodecs.Delta(dtype=">i4"), numcodecs.Shuffle(elementsize=4)]),
         ("quantize", "<f4", [numcodecs.Quantize(digits=2, dtype="<f4")]),
         ("astype", "<f8", [numcodecs.AsType(encode_dtype="<f4", decode_dtype="<f8")]),
+        # Checksums add 4 bytes to what they see: they run on the stored bytes, after the bytes codec.
+        ("crc32", "<i4", [numcodecs.CRC32()]),
+        ("adler32", "<u2", [numcodecs.Adler32()]),
+        ("delta_crc32", "<i8", [numcodecs.Delta(dtype="<i8"), numcodecs.CRC32()]),
+        ("shuffle_adler32_big_endian", ">f8", [numcodecs.Shuffle(elementsize=8), numcodecs.Adler32()]),
     ],
 )
 def test_filters(tmp_path, name: str, dtype: str, filters) -> None:
     data = sample(np.dtype(dtype))
     reference = write(tmp_path / f"{name}.zarr", data, filters=filters, compressor=numcodecs.Zlib(level=1))
     check(tmp_path / f"{name}.zarr", reference)
+
+
+def test_a_damaged_checksum_names_the_chunk(tmp_path) -> None:
+    data = sample(np.dtype("<i4"))
+    write(tmp_path / "a.zarr", data, filters=[numcodecs.CRC32()], compressor=None)
+    chunk = tmp_path / "a.zarr" / "0.0"
+    stored = bytearray(chunk.read_bytes())
+    stored[10] ^= 0x40
+    chunk.write_bytes(bytes(stored))
+    with pytest.raises(zarrdirect.CorruptDataError, match=r"0\.0.*numcodecs\.crc32.*checksum mismatch"):
+        zarrdirect.open(tmp_path / "a.zarr").read()
+
+
+def test_a_checksum_before_an_arithmetic_filter_is_refused_by_name(tmp_path) -> None:
+    data = sample(np.dtype("<i4"))
+    write(tmp_path / "a.zarr", data, filters=[numcodecs.CRC32(), numcodecs.Delta(dtype="<i4")])
+    with pytest.raises(zarrdirect.UnsupportedError, match=r"\.zarray.*checksum \"crc32\" is followed"):
+        zarrdirect.open(tmp_path / "a.zarr")
 
 
 def test_nan_fill_and_missing_chunks(tmp_path) -> None:

@@ -11,6 +11,7 @@
 #include "codec/blosc_codec.hpp"
 #include "codec/bytes_codec.hpp"
 #include "codec/bz2_codec.hpp"
+#include "codec/checksum32_codec.hpp"
 #include "codec/crc32c.hpp"
 #include "codec/delta_filter.hpp"
 #include "codec/fixed_scale_offset_filter.hpp"
@@ -54,6 +55,11 @@ const Registry& registry() {
     r.bytes_to_bytes["numcodecs.lz4"] = make_numcodecs_lz4_codec;
     r.bytes_to_bytes["blosc"] = make_blosc_codec;
     r.bytes_to_bytes["numcodecs.blosc"] = make_numcodecs_blosc_codec;
+    // numcodecs' checksums: bytes->bytes wherever they stand (v2 lists them among `filters`).
+    r.bytes_to_bytes["numcodecs.crc32"] = make_numcodecs_crc32_codec;
+    r.bytes_to_bytes["numcodecs.adler32"] = make_numcodecs_adler32_codec;
+    r.bytes_to_bytes["numcodecs.crc32c"] = make_numcodecs_crc32c_codec;
+    r.bytes_to_bytes["numcodecs.fletcher32"] = make_numcodecs_fletcher32_codec;
     // numcodecs filters: v2 `filters` sit before the bytes codec, so they act on arrays.
     r.array_to_array["numcodecs.delta"] = make_delta_filter;
     r.array_to_array["numcodecs.fixedscaleoffset"] = make_fixed_scale_offset_filter;

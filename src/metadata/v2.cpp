@@ -27,6 +27,12 @@ nlohmann::json numcodecs_entry(const nlohmann::json& spec, std::string_view fiel
 
 std::string_view endian_name(ByteOrder order) { return order == ByteOrder::big ? "big" : "little"; }
 
+// numcodecs filters that see bytes, not values: the shuffle and the checksums (the codec layer's
+// bytes->bytes numcodecs.* names that v2 lists among filters).
+bool acts_on_bytes(std::string_view id) {
+  return id == "shuffle" || id == "crc32" || id == "adler32" || id == "crc32c" || id == "fletcher32";
+}
+
 }  // namespace
 
 ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann::json& attrs,
@@ -75,24 +81,32 @@ ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann:
 
   // The bytes on disk hold the innermost filter's encoded type; its byte order is the one to undo.
   ByteOrder stored_order = dtype.order;
-  // numcodecs applies filters to buffers in the stored byte order. A shuffle acts on bytes only:
-  // the shuffles that end the list go after the bytes codec, on the stored bytes, exactly as
-  // numcodecs runs them. One followed by an arithmetic filter runs on the array, which matches
-  // numcodecs only when the stored order is the machine's (little-endian).
+  // numcodecs applies filters to buffers in the stored byte order. A shuffle acts on bytes only,
+  // and a checksum adds 4 bytes to them: the filters of those kinds that end the list go after
+  // the bytes codec, on the stored bytes, exactly as numcodecs runs them. A shuffle followed by
+  // an arithmetic filter runs on the array, which matches numcodecs only when the stored order
+  // is the machine's (little-endian); a checksum followed by one has no array to run on.
   std::vector<nlohmann::json> byte_filters;
   if (auto it = doc.find("filters"); it != doc.end() && !it->is_null()) {
     if (!it->is_array()) throw_invalid_field(where, "filters", "must be null or a list");
-    std::size_t trailing_shuffles = 0;
-    for (const auto& filter : *it) {
-      const bool is_shuffle = filter.is_object() && filter.value("id", nlohmann::json()) == "shuffle";
-      trailing_shuffles = is_shuffle ? trailing_shuffles + 1 : 0;
-    }
+    auto id_of = [](const nlohmann::json& filter) {
+      const nlohmann::json id = filter.is_object() ? filter.value("id", nlohmann::json()) : nlohmann::json();
+      return id.is_string() ? id.get<std::string>() : std::string();
+    };
+    std::size_t trailing_byte_filters = 0;
+    for (const auto& filter : *it)
+      trailing_byte_filters = acts_on_bytes(id_of(filter)) ? trailing_byte_filters + 1 : 0;
     std::size_t index = 0;
     for (const auto& filter : *it) {
-      if (index++ >= it->size() - trailing_shuffles) {
+      if (index++ >= it->size() - trailing_byte_filters) {
         byte_filters.push_back(numcodecs_entry(filter, "filters[]", where));
         continue;
       }
+      if (acts_on_bytes(id_of(filter)) && id_of(filter) != "shuffle")
+        throw Error(ErrorKind::unsupported,
+                    fmt::format("{}: filters[]: the checksum {} is followed by an arithmetic filter, which "
+                                "numcodecs would run on the checksummed bytes; not supported",
+                                where, quoted_json(filter["id"])));
       if (filter.is_object() && filter.value("id", nlohmann::json()) == "shuffle" && stored_order == ByteOrder::big)
         throw Error(ErrorKind::unsupported,
                     fmt::format("{}: filters[]: a shuffle before an arithmetic filter on big-endian data is not "

@@ -1,0 +1,28 @@
+// numcodecs' 32-bit checksum codecs: `numcodecs.crc32` and `numcodecs.adler32` (zlib's, at the
+// start by default), `numcodecs.crc32c` (CRC-32C, at the end by default) and
+// `numcodecs.fletcher32` (HDF5's Fletcher-32 over 16-bit words, at the end). Each stores its
+// checksum as 4 little-endian bytes before or after the payload; decoding verifies it, and a
+// mismatch is Error(corrupt_data) naming both values. Configuration: {"location": "start" | "end"}
+// (fletcher32 takes none).
+#pragma once
+
+#include <cstdint>
+
+#include "codec/codec.hpp"
+
+namespace zarrdirect::codec {
+
+// Fletcher-32 as numcodecs computes it: sums of the data's little-endian 16-bit words modulo
+// 65535, an odd last byte padded with a zero; (sum2 << 16) | sum1.
+std::uint32_t fletcher32(ByteSpan data);
+
+std::unique_ptr<BytesToBytesCodec> make_numcodecs_crc32_codec(const nlohmann::json& configuration,
+                                                              const ArraySpec& decoded);
+std::unique_ptr<BytesToBytesCodec> make_numcodecs_adler32_codec(const nlohmann::json& configuration,
+                                                                const ArraySpec& decoded);
+std::unique_ptr<BytesToBytesCodec> make_numcodecs_crc32c_codec(const nlohmann::json& configuration,
+                                                               const ArraySpec& decoded);
+std::unique_ptr<BytesToBytesCodec> make_numcodecs_fletcher32_codec(const nlohmann::json& configuration,
+                                                                   const ArraySpec& decoded);
+
+}  // namespace zarrdirect::codec
