@@ -17,6 +17,7 @@
 #include "codec/fixed_scale_offset_filter.hpp"
 #include "codec/gzip_codec.hpp"
 #include "codec/lz4_codec.hpp"
+#include "codec/packbits_codec.hpp"
 #include "codec/quantize_filter.hpp"
 #include "codec/sharding.hpp"
 #include "codec/shuffle_filter.hpp"
@@ -60,6 +61,8 @@ const Registry& registry() {
     r.bytes_to_bytes["numcodecs.adler32"] = make_numcodecs_adler32_codec;
     r.bytes_to_bytes["numcodecs.crc32c"] = make_numcodecs_crc32c_codec;
     r.bytes_to_bytes["numcodecs.fletcher32"] = make_numcodecs_fletcher32_codec;
+    // Booleans packed into bits: the element count changes, so it too runs on the stored bytes.
+    r.bytes_to_bytes["numcodecs.packbits"] = make_numcodecs_packbits_codec;
     // numcodecs filters: v2 `filters` sit before the bytes codec, so they act on arrays.
     r.array_to_array["numcodecs.delta"] = make_delta_filter;
     r.array_to_array["numcodecs.fixedscaleoffset"] = make_fixed_scale_offset_filter;

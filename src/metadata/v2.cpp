@@ -27,10 +27,11 @@ nlohmann::json numcodecs_entry(const nlohmann::json& spec, std::string_view fiel
 
 std::string_view endian_name(ByteOrder order) { return order == ByteOrder::big ? "big" : "little"; }
 
-// numcodecs filters that see bytes, not values: the shuffle and the checksums (the codec layer's
-// bytes->bytes numcodecs.* names that v2 lists among filters).
+// numcodecs filters that see bytes, not values: the shuffle, the checksums and packbits (the codec
+// layer's bytes->bytes numcodecs.* names that v2 lists among filters).
 bool acts_on_bytes(std::string_view id) {
-  return id == "shuffle" || id == "crc32" || id == "adler32" || id == "crc32c" || id == "fletcher32";
+  return id == "shuffle" || id == "crc32" || id == "adler32" || id == "crc32c" || id == "fletcher32" ||
+         id == "packbits";
 }
 
 }  // namespace
@@ -104,8 +105,8 @@ ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann:
       }
       if (acts_on_bytes(id_of(filter)) && id_of(filter) != "shuffle")
         throw Error(ErrorKind::unsupported,
-                    fmt::format("{}: filters[]: the checksum {} is followed by an arithmetic filter, which "
-                                "numcodecs would run on the checksummed bytes; not supported",
+                    fmt::format("{}: filters[]: {} is followed by an arithmetic filter, which numcodecs "
+                                "would run on the bytes it made (a checksum added, bits packed); not supported",
                                 where, quoted_json(filter["id"])));
       if (filter.is_object() && filter.value("id", nlohmann::json()) == "shuffle" && stored_order == ByteOrder::big)
         throw Error(ErrorKind::unsupported,

@@ -114,6 +114,25 @@ TEST(V2Metadata, FiltersBecomeNumcodecsEntriesAndTheirEncodedTypeSetsTheEndian) 
   expect_error(doc, ErrorKind::invalid_metadata, {"filters"});
 }
 
+// Shuffles, checksums and packbits that end the filters act on the stored bytes: after the bytes
+// codec, in their order, before the compressor. A checksum before an arithmetic filter is refused.
+TEST(V2Metadata, ByteFiltersThatEndTheListFollowTheBytesCodec) {
+  json doc = minimal();
+  doc["dtype"] = "<i4";
+  doc["compressor"] = json::parse(R"({"id": "zlib", "level": 1})");
+  doc["filters"] = json::parse(
+      R"([{"id": "delta", "dtype": "<i4"}, {"id": "shuffle", "elementsize": 4}, {"id": "crc32", "location": "end"},
+          {"id": "fletcher32"}])");
+  auto m = parse(doc);
+  std::vector<std::string> names;
+  for (const auto& codec : m.codecs) names.push_back(codec["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"numcodecs.delta", "bytes", "numcodecs.shuffle", "numcodecs.crc32",
+                                             "numcodecs.fletcher32", "numcodecs.zlib"}));
+  EXPECT_EQ(m.codecs[3]["configuration"]["location"], "end");
+  doc["filters"] = json::parse(R"([{"id": "adler32"}, {"id": "delta", "dtype": "<i4"}])");
+  expect_error(doc, ErrorKind::unsupported, {"\"adler32\"", "followed by an arithmetic filter"});
+}
+
 // numcodecs views a filter's input as the filter's dtype: Delta(dtype="<i4") on a ">i4" array
 // filters byte-swapped values, and zarr-python reads back what it wrote that way. zarrdirect read
 // such arrays as garbage; they are refused, naming the filter's dtype.
