@@ -45,6 +45,11 @@ std::vector<NamedChain>& chains() {
         {"numcodecs.zstd", {{"name", "numcodecs.zstd"}, {"configuration", {{"level", 1}}}}},
         {"numcodecs.bz2", {{"name", "numcodecs.bz2"}, {"configuration", {{"level", 1}}}}},
         {"numcodecs.lz4", {{"name", "numcodecs.lz4"}, {"configuration", {{"acceleration", 1}}}}},
+        {"numcodecs.lzma", {{"name", "numcodecs.lzma"}, {"configuration", {{"preset", 1}}}}},
+        {"numcodecs.lzma_alone", {{"name", "numcodecs.lzma"}, {"configuration", {{"format", 2}, {"preset", 0}}}}},
+        {"numcodecs.crc32", {{"name", "numcodecs.crc32"}, {"configuration", json::object()}}},
+        {"numcodecs.fletcher32", {{"name", "numcodecs.fletcher32"}, {"configuration", json::object()}}},
+        {"numcodecs.packbits", {{"name", "numcodecs.packbits"}, {"configuration", json::object()}}},
         {"numcodecs.blosc", {{"name", "numcodecs.blosc"},
                              {"configuration", {{"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}, {"blocksize", 0}}}}},
     };

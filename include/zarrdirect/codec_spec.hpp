@@ -6,7 +6,7 @@
 //   zstd[:LEVEL]                 zstd, level 3 by default
 //   blosc[:CNAME[:CLEVEL[:SHUFFLE]]]  blosc, lz4:5:shuffle by default; SHUFFLE is noshuffle,
 //                                shuffle or bitshuffle; CNAME lz4, lz4hc, blosclz, zstd, zlib
-//   gzip[:LEVEL]  zlib[:LEVEL]  bz2[:LEVEL]  lz4[:ACCELERATION]
+//   gzip[:LEVEL]  zlib[:LEVEL]  bz2[:LEVEL]  lzma[:PRESET]  lz4[:ACCELERATION]
 // optionally followed by "+crc32c" (v3: a checksum after the compressor). Or, for zarr_format 3,
 // a JSON codec list as in zarr.json ('[{"name": "bytes", ...}, ...]'), used as it is.
 #pragma once

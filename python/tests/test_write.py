@@ -13,7 +13,7 @@ import zarrdirect
 SHAPE = (37, 50)
 CHUNKS = (16, 20)
 CODECS = ["raw", "zstd:3", "zstd:1+crc32c", "blosc:lz4:5:shuffle", "blosc:zstd:3:bitshuffle", "gzip:6", "zlib:1",
-          "bz2:9", "lz4"]
+          "bz2:9", "lzma:1", "lz4"]
 DTYPES = ["|b1", "|u1", "<i2", "<u2", "<i4", "<u8", "<f2", "<f4", "<f8", "<c8"]
 
 

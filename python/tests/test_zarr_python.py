@@ -21,6 +21,8 @@ COMPRESSORS = {
     "zlib": numcodecs.Zlib(level=3),
     "gzip": numcodecs.GZip(level=1),
     "bz2": numcodecs.BZ2(level=1),
+    "lzma": numcodecs.LZMA(preset=1),
+    "lzma_alone": numcodecs.LZMA(format=2, preset=0),
     "lz4": numcodecs.LZ4(),
     "zstd": numcodecs.Zstd(level=3),
     "blosc_lz4_shuffle": numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE),

@@ -352,7 +352,7 @@ def create(path: str | os.PathLike, *, shape: Sequence[int] | int, dtype: Any, c
     shape, dtype: any numeric NumPy dtype (stored little-endian).
     chunks: the chunk shape (default: one chunk); with `shards`, the inner chunks of each shard.
     shards: the shard shape (zarr_format 3 only), a multiple of `chunks`.
-    codec: "raw", "zstd:3", "blosc:lz4:5:shuffle", "gzip:6", "zlib:1", "bz2:9", "lz4", with
+    codec: "raw", "zstd:3", "blosc:lz4:5:shuffle", "gzip:6", "zlib:1", "bz2:9", "lzma:6", "lz4", with
         "+crc32c" for a checksum (v3); or, for v3, a codec list as in zarr.json.
     level: replaces the codec's level.
     order: "C" or "F", the order of elements inside each stored chunk (v2 "order"; v3 a transpose

@@ -248,7 +248,7 @@ Run add_convert_command(CLI::App& app) {
   sub->add_option("--chunks", options->chunks, "Chunk shape a,b,... (with --shards: the inner chunks)");
   sub->add_option("--shards", options->shards, "Shard shape a,b,... (zarr_format 3)");
   sub->add_option("--codec", options->codec,
-                  "raw, zstd[:L], blosc[:CNAME[:L[:SHUFFLE]]], gzip[:L], zlib[:L], bz2[:L], lz4, +crc32c (default zstd:3)");
+                  "raw, zstd[:L], blosc[:CNAME[:L[:SHUFFLE]]], gzip[:L], zlib[:L], bz2[:L], lzma[:L], lz4, +crc32c (default zstd:3)");
   sub->add_option("--region", options->region, "NumPy-style region of the source to copy, e.g. 0:10,:,5");
   sub->add_option("--level", options->level, "Compression level (replaces the one in --codec)");
   sub->add_option("--multiscale-level", options->multiscale_level, "Level of an OME-Zarr multiscale source")

@@ -17,6 +17,7 @@
 #include "codec/fixed_scale_offset_filter.hpp"
 #include "codec/gzip_codec.hpp"
 #include "codec/lz4_codec.hpp"
+#include "codec/lzma_codec.hpp"
 #include "codec/packbits_codec.hpp"
 #include "codec/quantize_filter.hpp"
 #include "codec/sharding.hpp"
@@ -54,6 +55,7 @@ const Registry& registry() {
     r.bytes_to_bytes["numcodecs.zlib"] = make_numcodecs_zlib_codec;
     r.bytes_to_bytes["numcodecs.bz2"] = make_numcodecs_bz2_codec;
     r.bytes_to_bytes["numcodecs.lz4"] = make_numcodecs_lz4_codec;
+    r.bytes_to_bytes["numcodecs.lzma"] = make_numcodecs_lzma_codec;
     r.bytes_to_bytes["blosc"] = make_blosc_codec;
     r.bytes_to_bytes["numcodecs.blosc"] = make_numcodecs_blosc_codec;
     // numcodecs' checksums: bytes->bytes wherever they stand (v2 lists them among `filters`).

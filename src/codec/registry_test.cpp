@@ -28,9 +28,11 @@ json minimal_configuration(std::string_view name) {
   return json::object();
 }
 
-// Float filters are made for a float32 chunk, the others for int32.
+// Float filters are made for a float32 chunk, packbits (booleans) for a bool one, the others for
+// int32.
 ArraySpec spec_for(std::string_view name) {
   const bool float_only = name == "numcodecs.quantize" || name == "numcodecs.bitround";
+  if (name == "numcodecs.packbits") return make_spec({4, 6}, dtype("bool"));
   return make_spec({4, 6}, dtype(float_only ? "float32" : "int32"));
 }
 

@@ -120,6 +120,11 @@ nlohmann::json numcodecs_config(std::string_view spec, const ParsedSpec& parsed,
     expect_parts(spec, parsed, 1);
     return {{"id", "bz2"}, {"level", level_of(spec, parsed, level, 9, 1, 9)}};
   }
+  if (name == "lzma") {  // the .xz container, numcodecs' default; the level is the preset
+    expect_parts(spec, parsed, 1);
+    return {{"id", "lzma"}, {"format", 1}, {"check", -1}, {"preset", level_of(spec, parsed, level, 6, 0, 9)},
+            {"filters", nullptr}};
+  }
   if (name == "lz4") {
     expect_parts(spec, parsed, 1);
     return {{"id", "lz4"}, {"acceleration", level_of(spec, parsed, level, 1, 1, 65537)}};
@@ -128,7 +133,7 @@ nlohmann::json numcodecs_config(std::string_view spec, const ParsedSpec& parsed,
     auto params = blosc_params(spec, parsed, level);
     return {{"id", "blosc"}, {"cname", params.cname}, {"clevel", params.clevel}, {"shuffle", params.shuffle}, {"blocksize", 0}};
   }
-  refuse(spec, fmt::format("unknown codec {} (raw, zstd, blosc, gzip, zlib, bz2, lz4)", quote_for_message(name)));
+  refuse(spec, fmt::format("unknown codec {} (raw, zstd, blosc, gzip, zlib, bz2, lzma, lz4)", quote_for_message(name)));
 }
 
 nlohmann::json bytes_codec(const DataType& dtype) {
@@ -164,7 +169,7 @@ nlohmann::json v3_codecs_from_spec(std::string_view spec, const DataType& dtype,
                           {"typesize", dtype.size},
                           {"blocksize", 0}}}});
     } else {
-      // zlib, bz2, lz4: no v3 core codec; the numcodecs.* names zarr-python 3 registers.
+      // zlib, bz2, lzma, lz4: no v3 core codec; the numcodecs.* names zarr-python 3 registers.
       nlohmann::json configuration = config;
       configuration.erase("id");
       codecs.push_back({{"name", "numcodecs." + id}, {"configuration", configuration}});

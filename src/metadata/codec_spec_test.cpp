@@ -38,6 +38,10 @@ TEST(CodecSpec, V3Specs) {
   EXPECT_EQ(v3_codecs_from_spec("gzip:6", kU16)[1]["name"], "gzip");
   EXPECT_EQ(v3_codecs_from_spec("zlib:2", kU16)[1]["name"], "numcodecs.zlib");
   EXPECT_EQ(v3_codecs_from_spec("bz2", kU16)[1]["name"], "numcodecs.bz2");
+  EXPECT_EQ(v3_codecs_from_spec("lzma:2", kU16)[1]["name"], "numcodecs.lzma");
+  EXPECT_EQ(v3_codecs_from_spec("lzma:2", kU16)[1]["configuration"]["preset"], 2);
+  EXPECT_EQ(v2_compressor_from_spec("lzma", kU16)["preset"], 6);
+  EXPECT_EQ(v2_compressor_from_spec("lzma", kU16)["format"], 1);
   EXPECT_EQ(v3_codecs_from_spec("lz4", kU16)[1]["name"], "numcodecs.lz4");
   auto checked = v3_codecs_from_spec("zstd:1+crc32c", kU16);
   EXPECT_EQ(checked.size(), 3u);
