@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include <fmt/format.h>
 #include <zlib.h>
@@ -11,7 +12,7 @@
 namespace zarrdirect::codec {
 namespace {
 
-using Checksum = std::uint32_t (*)(ByteSpan);
+using Checksum = std::function<std::uint32_t(ByteSpan)>;
 
 std::uint32_t zlib_crc32(ByteSpan data) {
   return static_cast<std::uint32_t>(
@@ -37,7 +38,7 @@ void store_le32(std::uint32_t value, std::byte* p) {
 class Checksum32Codec final : public BytesToBytesCodec {
  public:
   Checksum32Codec(std::string_view name, Checksum checksum, bool at_start)
-      : name_(name), checksum_(checksum), at_start_(at_start) {}
+      : name_(name), checksum_(std::move(checksum)), at_start_(at_start) {}
   std::string_view name() const override { return name_; }
 
   void decode(ByteSpan encoded, ByteBuffer& decoded, std::uint64_t max_decoded_size) const override {
@@ -112,6 +113,48 @@ std::uint32_t fletcher32(ByteSpan data) {
   return static_cast<std::uint32_t>((sum2 << 16) | sum1);
 }
 
+std::uint32_t jenkins_lookup3(ByteSpan data, std::uint32_t initval) {
+  auto rotate = [](std::uint32_t x, int k) { return (x << k) | (x >> (32 - k)); };
+  const auto* p = reinterpret_cast<const std::uint8_t*>(data.data());
+  std::size_t length = data.size();
+  // The length enters the seed as a 32-bit count, as in lookup3.c.
+  std::uint32_t a = 0xdeadbeefu + static_cast<std::uint32_t>(length) + initval;
+  std::uint32_t b = a;
+  std::uint32_t c = a;
+  auto word = [&](std::size_t at, std::size_t available) {
+    std::uint32_t value = 0;
+    for (std::size_t i = 0; i < 4 && i < available; ++i) value |= static_cast<std::uint32_t>(p[at + i]) << (8 * i);
+    return value;
+  };
+  while (length > 12) {
+    a += word(0, 4);
+    b += word(4, 4);
+    c += word(8, 4);
+    // mix(a, b, c)
+    a -= c; a ^= rotate(c, 4);  c += b;
+    b -= a; b ^= rotate(a, 6);  a += c;
+    c -= b; c ^= rotate(b, 8);  b += a;
+    a -= c; a ^= rotate(c, 16); c += b;
+    b -= a; b ^= rotate(a, 19); a += c;
+    c -= b; c ^= rotate(b, 4);  b += a;
+    p += 12;
+    length -= 12;
+  }
+  if (length == 0) return c;  // lookup3.c: a zero-length tail skips the final mix
+  a += word(0, length);
+  if (length > 4) b += word(4, length - 4);
+  if (length > 8) c += word(8, length - 8);
+  // final(a, b, c)
+  c ^= b; c -= rotate(b, 14);
+  a ^= c; a -= rotate(c, 11);
+  b ^= a; b -= rotate(a, 25);
+  c ^= b; c -= rotate(b, 16);
+  a ^= c; a -= rotate(c, 4);
+  b ^= a; b -= rotate(a, 14);
+  c ^= b; c -= rotate(b, 24);
+  return c;
+}
+
 std::unique_ptr<BytesToBytesCodec> make_numcodecs_crc32_codec(const nlohmann::json& configuration, const ArraySpec&) {
   constexpr std::string_view kName = "numcodecs.crc32";
   return std::make_unique<Checksum32Codec>(kName, zlib_crc32, checksum_at_start(configuration, kName, true));
@@ -129,6 +172,21 @@ std::unique_ptr<BytesToBytesCodec> make_numcodecs_crc32c_codec(const nlohmann::j
 
 std::unique_ptr<BytesToBytesCodec> make_numcodecs_fletcher32_codec(const nlohmann::json&, const ArraySpec&) {
   return std::make_unique<Checksum32Codec>("numcodecs.fletcher32", fletcher32, false);
+}
+
+std::unique_ptr<BytesToBytesCodec> make_numcodecs_jenkins_lookup3_codec(const nlohmann::json& configuration,
+                                                                       const ArraySpec&) {
+  constexpr std::string_view kName = "numcodecs.jenkins_lookup3";
+  std::int64_t initval = 0;
+  if (configuration.is_object() && configuration.contains("initval") && !configuration["initval"].is_null())
+    initval = require_integer(configuration, kName, "initval");
+  if (initval < 0 || initval > 0xffffffffLL)
+    throw_bad_config(kName, fmt::format("\"initval\" is {}, expected 0 to 4294967295", initval));
+  if (configuration.is_object() && configuration.contains("prefix") && !configuration["prefix"].is_null())
+    throw Error(ErrorKind::unsupported, fmt::format("codec {}: a \"prefix\" is not supported", kName));
+  const auto seed = static_cast<std::uint32_t>(initval);
+  return std::make_unique<Checksum32Codec>(kName, [seed](ByteSpan data) { return jenkins_lookup3(data, seed); },
+                                           false);
 }
 
 }  // namespace zarrdirect::codec

@@ -65,11 +65,28 @@ TEST(Checksum32Codec, Fletcher32MatchesThePublishedValues) {
   EXPECT_EQ(fletcher32(ones), (sum2 << 16) | sum1);
 }
 
+TEST(Checksum32Codec, JenkinsLookup3MatchesLookup3cSelfTest) {
+  // The values lookup3.c's own driver prints for these inputs.
+  EXPECT_EQ(jenkins_lookup3({}, 0), 0xdeadbeefu);
+  EXPECT_EQ(jenkins_lookup3(to_bytes("Four score and seven years ago"), 0), 0x17770551u);
+  EXPECT_EQ(jenkins_lookup3(to_bytes("Four score and seven years ago"), 1), 0xcd628161u);
+  const ArraySpec spec = make_spec({30}, dtype("uint8"));
+  auto codec = make_compressor("numcodecs.jenkins_lookup3", R"({"initval":1,"prefix":null})", spec);
+  ByteBuffer encoded;
+  codec->encode(to_bytes("Four score and seven years ago"), encoded);
+  EXPECT_EQ(stored_le32(encoded, 30), 0xcd628161u);
+  expect_error(ErrorKind::unsupported, {"numcodecs.jenkins_lookup3", "prefix"},
+               [&] { make_compressor("numcodecs.jenkins_lookup3", R"({"prefix":[1,2]})", spec); });
+  expect_error(ErrorKind::invalid_metadata, {"numcodecs.jenkins_lookup3", "initval"},
+               [&] { make_compressor("numcodecs.jenkins_lookup3", R"({"initval":-1})", spec); });
+}
+
 TEST(Checksum32Codec, RoundTripsInChainsAfterTheBytesCodec) {
   for (const char* type : {"uint8", "int16", "float64"}) {
     const ArraySpec spec = make_spec({7, 13}, dtype(type));
     const auto data = sample_data(spec);
-    for (const char* codec : {"numcodecs.crc32", "numcodecs.adler32", "numcodecs.crc32c", "numcodecs.fletcher32"})
+    for (const char* codec : {"numcodecs.crc32", "numcodecs.adler32", "numcodecs.crc32c", "numcodecs.fletcher32",
+                              "numcodecs.jenkins_lookup3"})
       expect_round_trip(std::string(R"([{"name":"bytes","configuration":{"endian":"big"}},{"name":")") + codec +
                             R"("},{"name":"numcodecs.zlib","configuration":{"level":1}}])",
                         spec, data);
@@ -79,7 +96,8 @@ TEST(Checksum32Codec, RoundTripsInChainsAfterTheBytesCodec) {
 TEST(Checksum32Codec, DamageIsCorruptDataNamingTheCodec) {
   const ArraySpec spec = make_spec({64}, dtype("uint8"));
   const auto data = sample_data(spec);
-  for (const char* name : {"numcodecs.crc32", "numcodecs.adler32", "numcodecs.crc32c", "numcodecs.fletcher32"}) {
+  for (const char* name : {"numcodecs.crc32", "numcodecs.adler32", "numcodecs.crc32c", "numcodecs.fletcher32",
+                           "numcodecs.jenkins_lookup3"}) {
     SCOPED_TRACE(name);
     auto codec = make_compressor(name, "{}", spec);
     ByteBuffer encoded;

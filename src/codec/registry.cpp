@@ -63,6 +63,7 @@ const Registry& registry() {
     r.bytes_to_bytes["numcodecs.adler32"] = make_numcodecs_adler32_codec;
     r.bytes_to_bytes["numcodecs.crc32c"] = make_numcodecs_crc32c_codec;
     r.bytes_to_bytes["numcodecs.fletcher32"] = make_numcodecs_fletcher32_codec;
+    r.bytes_to_bytes["numcodecs.jenkins_lookup3"] = make_numcodecs_jenkins_lookup3_codec;
     // Booleans packed into bits: the element count changes, so it too runs on the stored bytes.
     r.bytes_to_bytes["numcodecs.packbits"] = make_numcodecs_packbits_codec;
     // numcodecs filters: v2 `filters` sit before the bytes codec, so they act on arrays.

@@ -31,7 +31,7 @@ std::string_view endian_name(ByteOrder order) { return order == ByteOrder::big ?
 // layer's bytes->bytes numcodecs.* names that v2 lists among filters).
 bool acts_on_bytes(std::string_view id) {
   return id == "shuffle" || id == "crc32" || id == "adler32" || id == "crc32c" || id == "fletcher32" ||
-         id == "packbits";
+         id == "jenkins_lookup3" || id == "packbits";
 }
 
 }  // namespace
