@@ -1,6 +1,7 @@
 #include "codec/lzma_codec.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <new>
 
 #include <fmt/format.h>
@@ -56,7 +57,8 @@ class LzmaCodec final : public BytesToBytesCodec {
 
   void decode(ByteSpan encoded, ByteBuffer& decoded, std::uint64_t max_decoded_size) const override {
     BoundedOutput output(decoded, max_decoded_size, encoded.size());
-    const std::uint64_t memory = std::max(kMinDecodeMemory, max_decoded_size * 2);
+    const std::uint64_t twice = max_decoded_size > UINT64_MAX / 2 ? UINT64_MAX : max_decoded_size * 2;
+    const std::uint64_t memory = std::max(kMinDecodeMemory, twice);
     ByteSpan rest = encoded;
     // Python's lzma.decompress, which numcodecs calls, reads streams one after another (the .xz
     // decoder takes concatenated streams itself).
