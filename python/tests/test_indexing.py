@@ -79,6 +79,10 @@ def test_bad_region_strings(array: zarrdirect.Array, text: str) -> None:
 def test_numpy_protocol_and_metadata(array: zarrdirect.Array) -> None:
     np.testing.assert_array_equal(np.asarray(array), DATA)
     assert np.asarray(array, dtype=np.float64).dtype == np.float64
+    # NumPy 2 passes copy=; copy=False (never copy) cannot be met by a read, as in zarr-python.
+    np.testing.assert_array_equal(array.__array__(copy=True), DATA)
+    with pytest.raises(ValueError, match="copy=False"):
+        array.__array__(copy=False)
     assert len(array) == 7 and array.ndim == 3 and array.size == DATA.size
     assert array.shape == (7, 9, 11) and array.chunks == (3, 4, 5)
     assert array.dtype == np.dtype(np.int32) and array.nbytes == DATA.nbytes

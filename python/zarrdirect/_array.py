@@ -458,7 +458,10 @@ class Array:
         return _CudaIndexer(self)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """``np.asarray(arr)`` reads the whole array."""
+        """``np.asarray(arr)`` reads the whole array. Every read is a new array, so NumPy 2's
+        ``copy=False`` (never copy) cannot be honoured and raises ValueError, as zarr-python's does."""
+        if copy is False:
+            raise ValueError("copy=False is not supported: reading a zarrdirect.Array always makes a new array")
         data = self.read()
         return data if dtype is None else data.astype(dtype, copy=False)
 
