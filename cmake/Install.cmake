@@ -38,7 +38,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/zarrdirectConfig.cmake
         DESTINATION ${ZARRDIRECT_CMAKE_DIR})
 
 # pkg-config: Libs.private lists what a static link needs.
-set(ZARRDIRECT_PC_PRIVATE "-lblosc -lzstd -llz4 -lz -lbz2 -llzma -lfmt -lpthread -ldl")
+set(ZARRDIRECT_PC_PRIVATE "-lblosc -lzstd -llz4 -lz -lbz2 -llzma -lzfp -lfmt -lpthread -ldl")
 if(ZARRDIRECT_WITH_HTTP)
   string(APPEND ZARRDIRECT_PC_PRIVATE " -lcurl")
 endif()

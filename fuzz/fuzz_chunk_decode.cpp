@@ -105,6 +105,21 @@ std::vector<NamedChain>& chains() {
         left_out += " " + name;
       }
     }
+    // zfp takes 32- and 64-bit numbers only: its chains decode chunks of the same 128 bytes as
+    // float32 and int64 (its header must match the chunk before anything is decompressed).
+    json zfpy = {{"name", "numcodecs.zfpy"}, {"configuration", {{"mode", 4}, {"tolerance", 0.01}}}};
+    const std::pair<const char*, zarrdirect::codec::ArraySpec> zfp_specs[] = {
+        {"zfpy_float32", {{4, 8}, {zarrdirect::ScalarKind::floating, 4}, std::vector<std::byte>(4, std::byte{0})}},
+        {"zfpy_int64", {{4, 4}, {zarrdirect::ScalarKind::signed_int, 8}, std::vector<std::byte>(8, std::byte{0})}},
+    };
+    for (const auto& [name, zfp_spec] : zfp_specs) {
+      try {
+        chains.push_back({name, CodecChain::create(json::array({le, zfpy}), zfp_spec, name)});
+      } catch (const zarrdirect::Error& e) {
+        if (e.kind() != zarrdirect::ErrorKind::unsupported) throw;
+        left_out += std::string(" ") + name;
+      }
+    }
     if (!left_out.empty()) std::fprintf(stderr, "fuzz_chunk_decode: chains not registered in this build:%s\n", left_out.c_str());
     return chains;
   }();
@@ -129,9 +144,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto encoded = std::as_bytes(std::span(data, size));
-  std::vector<std::byte> decoded(128);
+  std::vector<std::byte> decoded;
   zarrdirect::codec::Scratch scratch;
   for (const auto& [name, chain] : chains()) {
+    decoded.resize(static_cast<std::size_t>(chain.decoded_spec().nbytes()));  // 128 bytes each
     try {
       chain.decode(encoded, decoded, scratch);
     } catch (const zarrdirect::Error&) {

@@ -7,9 +7,9 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev
-  libzstd-dev zlib1g-dev liblz4-dev libbz2-dev liblzma-dev libblosc-dev
+  libzstd-dev zlib1g-dev liblz4-dev libbz2-dev liblzma-dev libzfp-dev libblosc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3-dev pybind11-dev python3-numpy python3-pytest python3-zarr python3-numcodecs
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-zarr python3-numcodecs python3-zfpy
   python3-pip python3-setuptools python3-wheel python3-venv python3-build ccache
   python3-dask python3-distributed python3-xarray python3-fsspec python3-aiohttp
   libcurl4-openssl-dev liburing-dev nginx-light

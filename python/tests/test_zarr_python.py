@@ -120,6 +120,20 @@ def test_packed_booleans(tmp_path, filters) -> None:
     check(tmp_path / "a.zarr", reference)
 
 
+@pytest.mark.parametrize("dtype", ["<i4", "<i8", "<f4", "<f8"])
+@pytest.mark.parametrize("mode", ["accuracy", "rate", "precision"])
+def test_zfp(tmp_path, dtype: str, mode: str) -> None:
+    # zfp is lossy: what zarr-python decodes through numcodecs and libzfp is the reference, and
+    # zarrdirect, through the same libzfp, must give the same bits.
+    zfpy = pytest.importorskip("zfpy")
+    settings = {"accuracy": dict(mode=zfpy.mode_fixed_accuracy, tolerance=0.05),
+                "rate": dict(mode=zfpy.mode_fixed_rate, rate=12),
+                "precision": dict(mode=zfpy.mode_fixed_precision, precision=20)}[mode]
+    data = sample(np.dtype(dtype))
+    reference = write(tmp_path / "a.zarr", data, compressor=numcodecs.ZFPY(**settings))
+    check(tmp_path / "a.zarr", reference)
+
+
 def test_a_damaged_checksum_names_the_chunk(tmp_path) -> None:
     data = sample(np.dtype("<i4"))
     write(tmp_path / "a.zarr", data, filters=[numcodecs.CRC32()], compressor=None)

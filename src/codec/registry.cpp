@@ -24,6 +24,7 @@
 #include "codec/shuffle_filter.hpp"
 #include "codec/transpose.hpp"
 #include "codec/zlib_codec.hpp"
+#include "codec/zfpy_codec.hpp"
 #include "codec/zstd_codec.hpp"
 
 namespace zarrdirect::codec {
@@ -56,6 +57,7 @@ const Registry& registry() {
     r.bytes_to_bytes["numcodecs.bz2"] = make_numcodecs_bz2_codec;
     r.bytes_to_bytes["numcodecs.lz4"] = make_numcodecs_lz4_codec;
     r.bytes_to_bytes["numcodecs.lzma"] = make_numcodecs_lzma_codec;
+    r.bytes_to_bytes["numcodecs.zfpy"] = make_numcodecs_zfpy_codec;
     r.bytes_to_bytes["blosc"] = make_blosc_codec;
     r.bytes_to_bytes["numcodecs.blosc"] = make_numcodecs_blosc_codec;
     // numcodecs' checksums: bytes->bytes wherever they stand (v2 lists them among `filters`).

@@ -91,7 +91,9 @@ TEST(CodecRegistry, EveryListedNameHasAKindAndItsFactoryMakesACodecOfThatName) {
         EXPECT_LE(encoded.size(), codec->max_encoded_size(data.size()));
         ByteBuffer decoded;
         codec->decode(encoded, decoded, data.size());
-        EXPECT_EQ(decoded, data);
+        // zfp is lossy in every mode numcodecs offers: its own tests bound the error.
+        if (name == "numcodecs.zfpy") EXPECT_EQ(decoded.size(), data.size());
+        else EXPECT_EQ(decoded, data);
         break;
       }
     }
@@ -123,7 +125,7 @@ TEST(CodecRegistry, ShuffleIsAnArrayFilterBeforeTheBytesCodecAndABytesCodecAfter
 
 TEST(CodecRegistry, UnknownNamesAreUnsupportedAndNamed) {
   const ArraySpec spec = make_spec({4}, dtype("uint8"));
-  for (const char* name : {"no-such-codec", "numcodecs.zfpy", "ZSTD", "", "pickle"}) {
+  for (const char* name : {"no-such-codec", "numcodecs.pcodec", "ZSTD", "", "pickle"}) {
     SCOPED_TRACE(name);
     const std::string expected = std::string("unsupported codec ") + name;
     expect_error(ErrorKind::unsupported, {expected}, [&] { codec_kind(name); });
