@@ -73,6 +73,28 @@ inline std::unique_ptr<BytesToBytesCodec> make_compressor(std::string_view name,
   return make_bytes_to_bytes(name, nlohmann::json::parse(configuration), spec);
 }
 
+// A chain of the little-endian bytes codec and the bytes->bytes codec `name` with `configuration`.
+inline std::string bytes_then(std::string_view name, const std::string& configuration) {
+  return R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":")" + std::string(name) +
+         R"(","configuration":)" + configuration + "}]";
+}
+
+// Two streams of the codec `name`, one after the other, decode as their concatenated data (what
+// Python's bz2 and lzma modules, which numcodecs calls, do).
+inline void expect_concatenated_streams_decode(std::string_view name, const std::string& configuration) {
+  SCOPED_TRACE(std::string(name) + " " + configuration);
+  const ArraySpec spec = make_spec({600}, dtype("uint8"));
+  const auto data = sample_data(spec);
+  auto codec = make_compressor(name, configuration, spec);
+  ByteBuffer first, second;
+  codec->encode(ByteSpan(data).first(250), first);
+  codec->encode(ByteSpan(data).subspan(250), second);
+  first.insert(first.end(), second.begin(), second.end());
+  ByteBuffer out;
+  codec->decode(first, out, 600);
+  EXPECT_EQ(out, data);
+}
+
 // Runs `action`, which must throw Error of `kind` whose message contains every one of `parts`.
 inline void expect_error(ErrorKind kind, std::vector<std::string> parts, const std::function<void()>& action) {
   try {
