@@ -103,12 +103,13 @@ ArrayMetadata parse_v2_array_metadata(const nlohmann::json& doc, const nlohmann:
         byte_filters.push_back(numcodecs_entry(filter, "filters[]", where));
         continue;
       }
-      if (acts_on_bytes(id_of(filter)) && id_of(filter) != "shuffle")
+      const std::string id = id_of(filter);
+      if (acts_on_bytes(id) && id != "shuffle")
         throw Error(ErrorKind::unsupported,
                     fmt::format("{}: filters[]: {} is followed by an arithmetic filter, which numcodecs "
                                 "would run on the bytes it made (a checksum added, bits packed); not supported",
                                 where, quoted_json(filter["id"])));
-      if (filter.is_object() && filter.value("id", nlohmann::json()) == "shuffle" && stored_order == ByteOrder::big)
+      if (id == "shuffle" && stored_order == ByteOrder::big)
         throw Error(ErrorKind::unsupported,
                     fmt::format("{}: filters[]: a shuffle before an arithmetic filter on big-endian data is not "
                                 "supported",
