@@ -24,8 +24,6 @@ std::uint32_t zlib_adler32(ByteSpan data) {
       adler32_z(1, reinterpret_cast<const Bytef*>(data.data()), static_cast<z_size_t>(data.size())));
 }
 
-std::uint32_t castagnoli(ByteSpan data) { return crc32c(data); }
-
 std::uint32_t load_le32(const std::byte* p) {
   return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
          (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
@@ -83,8 +81,7 @@ class Checksum32Codec final : public BytesToBytesCodec {
 
 // numcodecs' `location`, where the configuration gives one.
 bool checksum_at_start(const nlohmann::json& configuration, std::string_view name, bool at_start_by_default) {
-  if (!configuration.is_object() || !configuration.contains("location") || configuration["location"].is_null())
-    return at_start_by_default;
+  if (!has_setting(configuration, "location")) return at_start_by_default;
   const std::string location = require_string(configuration, name, "location");
   if (location != "start" && location != "end")
     throw_bad_config(name, fmt::format("\"location\" is \"{}\", expected \"start\" or \"end\"", location.substr(0, 40)));
@@ -92,6 +89,10 @@ bool checksum_at_start(const nlohmann::json& configuration, std::string_view nam
 }
 
 }  // namespace
+
+std::unique_ptr<BytesToBytesCodec> make_checksum32_codec(std::string_view name, Checksum checksum, bool at_start) {
+  return std::make_unique<Checksum32Codec>(name, std::move(checksum), at_start);
+}
 
 std::uint32_t fletcher32(ByteSpan data) {
   // Sums kept in 64 bits and reduced every block: the same residues as reducing every step.
@@ -167,7 +168,8 @@ std::unique_ptr<BytesToBytesCodec> make_numcodecs_adler32_codec(const nlohmann::
 
 std::unique_ptr<BytesToBytesCodec> make_numcodecs_crc32c_codec(const nlohmann::json& configuration, const ArraySpec&) {
   constexpr std::string_view kName = "numcodecs.crc32c";
-  return std::make_unique<Checksum32Codec>(kName, castagnoli, checksum_at_start(configuration, kName, false));
+  return std::make_unique<Checksum32Codec>(kName, [](ByteSpan data) { return crc32c(data); },
+                                           checksum_at_start(configuration, kName, false));
 }
 
 std::unique_ptr<BytesToBytesCodec> make_numcodecs_fletcher32_codec(const nlohmann::json&, const ArraySpec&) {
@@ -178,11 +180,10 @@ std::unique_ptr<BytesToBytesCodec> make_numcodecs_jenkins_lookup3_codec(const nl
                                                                        const ArraySpec&) {
   constexpr std::string_view kName = "numcodecs.jenkins_lookup3";
   std::int64_t initval = 0;
-  if (configuration.is_object() && configuration.contains("initval") && !configuration["initval"].is_null())
-    initval = require_integer(configuration, kName, "initval");
+  if (has_setting(configuration, "initval")) initval = require_integer(configuration, kName, "initval");
   if (initval < 0 || initval > 0xffffffffLL)
     throw_bad_config(kName, fmt::format("\"initval\" is {}, expected 0 to 4294967295", initval));
-  if (configuration.is_object() && configuration.contains("prefix") && !configuration["prefix"].is_null())
+  if (has_setting(configuration, "prefix"))
     throw Error(ErrorKind::unsupported, fmt::format("codec {}: a \"prefix\" is not supported", kName));
   const auto seed = static_cast<std::uint32_t>(initval);
   return std::make_unique<Checksum32Codec>(kName, [seed](ByteSpan data) { return jenkins_lookup3(data, seed); },

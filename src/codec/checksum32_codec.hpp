@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 
 #include "codec/codec.hpp"
 
@@ -16,6 +18,12 @@ namespace zarrdirect::codec {
 // Fletcher-32 as numcodecs computes it: sums of the data's little-endian 16-bit words modulo
 // 65535, an odd last byte padded with a zero; (sum2 << 16) | sum1.
 std::uint32_t fletcher32(ByteSpan data);
+
+// A 4-byte little-endian `checksum` of the payload stored before it (`at_start`) or after it, under
+// codec `name`: the one implementation behind the codecs above and v3's `crc32c` (crc32c.hpp).
+std::unique_ptr<BytesToBytesCodec> make_checksum32_codec(std::string_view name,
+                                                         std::function<std::uint32_t(ByteSpan)> checksum,
+                                                         bool at_start);
 
 // lookup3's hashlittle() of `data` with seed `initval`, as HDF5 and numcodecs compute it.
 std::uint32_t jenkins_lookup3(ByteSpan data, std::uint32_t initval = 0);

@@ -161,5 +161,7 @@ std::int64_t require_integer(const nlohmann::json& config, std::string_view code
                              std::string_view field);
 std::string require_string(const nlohmann::json& config, std::string_view codec,
                            std::string_view field);
+// True when `config` sets `field`: present and not null (numcodecs writes unset parameters as null).
+bool has_setting(const nlohmann::json& config, std::string_view field);
 
 }  // namespace zarrdirect::codec

@@ -50,6 +50,12 @@ std::string require_string(const nlohmann::json& config, std::string_view codec,
   return value.get<std::string>();
 }
 
+bool has_setting(const nlohmann::json& config, std::string_view field) {
+  if (!config.is_object()) return false;
+  auto it = config.find(field);
+  return it != config.end() && !it->is_null();
+}
+
 CodecChain CodecChain::create(const nlohmann::json& codecs, const ArraySpec& decoded, const std::string& where) {
   CodecChain chain;
   chain.decoded_ = decoded;

@@ -3,12 +3,12 @@
 #include <array>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <nmmintrin.h>
 #endif
+
+#include "codec/checksum32_codec.hpp"
 
 namespace zarrdirect::codec {
 namespace {
@@ -66,30 +66,6 @@ bool has_sse42() {
 }
 #endif
 
-class Crc32cCodec final : public BytesToBytesCodec {
- public:
-  std::string_view name() const override { return "crc32c"; }
-  void decode(ByteSpan encoded, ByteBuffer& decoded, std::uint64_t max_decoded_size) const override {
-    if (encoded.size() < 4) throw_corrupt(name(), fmt::format("{} bytes cannot hold a 4 byte checksum", encoded.size()));
-    auto body = encoded.first(encoded.size() - 4);
-    if (body.size() > max_decoded_size)
-      throw_corrupt(name(), fmt::format("holds {} bytes, more than the {} expected", body.size(), max_decoded_size));
-    const auto* tail = reinterpret_cast<const unsigned char*>(encoded.data() + body.size());
-    std::uint32_t stored = static_cast<std::uint32_t>(tail[0]) | (static_cast<std::uint32_t>(tail[1]) << 8) |
-                           (static_cast<std::uint32_t>(tail[2]) << 16) | (static_cast<std::uint32_t>(tail[3]) << 24);
-    std::uint32_t computed = crc32c(body);
-    if (stored != computed)
-      throw_corrupt(name(), fmt::format("checksum mismatch: stored {:08x}, computed {:08x}", stored, computed));
-    decoded.assign(body.begin(), body.end());
-  }
-  void encode(ByteSpan decoded, ByteBuffer& encoded) const override {
-    std::uint32_t crc = crc32c(decoded);
-    encoded.assign(decoded.begin(), decoded.end());
-    for (int i = 0; i < 4; ++i) encoded.push_back(static_cast<std::byte>((crc >> (8 * i)) & 0xffu));
-  }
-  std::uint64_t max_encoded_size(std::uint64_t decoded_size) const override { return decoded_size + 4; }
-};
-
 }  // namespace
 
 std::uint32_t crc32c(ByteSpan data, std::uint32_t crc) {
@@ -104,8 +80,9 @@ std::uint32_t crc32c(ByteSpan data, std::uint32_t crc) {
   return ~crc;
 }
 
+// The v3 core codec: the checksum after the payload, no configuration.
 std::unique_ptr<BytesToBytesCodec> make_crc32c_codec(const nlohmann::json&, const ArraySpec&) {
-  return std::make_unique<Crc32cCodec>();
+  return make_checksum32_codec("crc32c", [](ByteSpan data) { return crc32c(data); }, false);
 }
 
 }  // namespace zarrdirect::codec

@@ -165,9 +165,7 @@ class LzmaCodec final : public BytesToBytesCodec {
 
 std::unique_ptr<BytesToBytesCodec> make_numcodecs_lzma_codec(const nlohmann::json& configuration, const ArraySpec&) {
   auto member_or = [&](std::string_view field, std::int64_t fallback) {
-    if (!configuration.is_object() || !configuration.contains(field) || configuration[std::string(field)].is_null())
-      return fallback;
-    return require_integer(configuration, kName, field);
+    return has_setting(configuration, field) ? require_integer(configuration, kName, field) : fallback;
   };
   const std::int64_t format = member_or("format", 1);  // numcodecs' default: lzma.FORMAT_XZ
   if (format < 0 || format > 3) throw_bad_config(kName, fmt::format("\"format\" is {}, expected 0 to 3", format));
@@ -180,8 +178,7 @@ std::unique_ptr<BytesToBytesCodec> make_numcodecs_lzma_codec(const nlohmann::jso
   const std::int64_t level = preset & ~static_cast<std::int64_t>(LZMA_PRESET_EXTREME);
   if (level < 0 || level > 9)
     throw_bad_config(kName, fmt::format("\"preset\" is {}, expected 0 to 9 (with PRESET_EXTREME or not)", preset));
-  const bool custom_filters =
-      configuration.is_object() && configuration.contains("filters") && !configuration["filters"].is_null();
+  const bool custom_filters = has_setting(configuration, "filters");
   if (custom_filters && !configuration["filters"].is_array())
     throw_bad_config(kName, "\"filters\" must be null or a list");
   return std::make_unique<LzmaCodec>(static_cast<Container>(format), check, static_cast<std::uint32_t>(preset),

@@ -157,7 +157,7 @@ class ZfpyCodec final : public BytesToBytesCodec {
 };
 
 double number_or(const nlohmann::json& configuration, const char* field, double fallback) {
-  if (!configuration.is_object() || !configuration.contains(field) || configuration[field].is_null()) return fallback;
+  if (!has_setting(configuration, field)) return fallback;
   if (!configuration[field].is_number())
     throw_bad_config(kName, fmt::format("\"{}\" must be a number", field));
   return configuration[field].get<double>();
